@@ -229,7 +229,7 @@ func TestProbeRamfs(t *testing.T) {
 	// reaches this process's namespace and vanishes with the child.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
 	out, err := cmd.CombinedOutput()
-	if err != nil && bytes.Contains(out, []byte("RAMFS-UNAVAILABLE")) || errors.Is(err, syscall.EPERM) {
+	if (err != nil && bytes.Contains(out, []byte("RAMFS-UNAVAILABLE"))) || errors.Is(err, syscall.EPERM) {
 		t.Skipf("cannot mount ramfs here: %v\n%s", err, out)
 	}
 	require.NoError(t, err, "%s", out)
