@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/diskio-go/diskio/internal/dio"
 	"github.com/diskio-go/diskio/internal/mem"
 	"github.com/diskio-go/diskio/internal/testenv"
 )
@@ -527,4 +528,26 @@ func TestSetupErrors(t *testing.T) {
 	r := newRing(t, 4, nil)
 	require.NoError(t, r.Close())
 	require.Error(t, r.Close())
+}
+
+// A misaligned O_DIRECT request completes with -EINVAL; with the file's
+// alignment the error explains which field was wrong.
+func TestMisalignedDirectEINVAL(t *testing.T) {
+	r := newRing(t, 8, nil)
+	f := directFile(t)
+	fd := int(f.Fd())
+	buf := alignedBuf(t, 2*blockSize)
+	fill(buf, 1, 0)
+	r.GetSQE().PrepWrite(fd, buf, 0) // data, so the bad read is not cut short at EOF
+	require.Equal(t, int32(2*blockSize), waitCQEs(t, r, 1)[0].Res)
+
+	a, err := dio.ForFile(f)
+	require.NoError(t, err)
+	const off = 100
+	r.GetSQE().PrepRead(fd, buf[:blockSize], off)
+	c := waitCQEs(t, r, 1)[0]
+	require.ErrorIs(t, c.Err(), unix.EINVAL)
+	explained := dio.ExplainEINVAL("read", off, blockSize, uintptr(unsafe.Pointer(&buf[0])), a)
+	require.ErrorIs(t, explained, unix.EINVAL)
+	require.Contains(t, explained.Error(), "offset 100 is not a multiple of")
 }
