@@ -1,0 +1,32 @@
+//go:build linux
+
+package sched
+
+// completion is one reaped result: the slot the request occupied and the
+// kernel's result (bytes, or -errno).
+type completion struct {
+	slot uint32
+	res  int32
+}
+
+// queue is what the event loop needs from a kernel interface: a place to
+// prepare requests, one system call to submit them (and optionally sleep
+// until something completes), and a way to take completions without a
+// system call where the kernel allows it. One goroutine, on one locked OS
+// thread, owns a queue.
+type queue interface {
+	// prepare queues r (whose remaining bytes start at r.done) under
+	// slot; the loop guarantees a free slot and SQ room.
+	prepare(r *request, slot uint32)
+	// armWake queues a read of the eventfd under slot, so that a
+	// producer's write ends the loop's sleep.
+	armWake(efd int, slot uint32)
+	// enter submits what was prepared; with wait it sleeps in the kernel
+	// until at least one completion is available.
+	enter(wait bool) error
+	// reap copies available completions into dst without sleeping.
+	reap(dst []completion) (int, error)
+	// close releases the kernel object. The loop calls it only when
+	// nothing is in flight.
+	close() error
+}

@@ -1,0 +1,38 @@
+//go:build linux
+
+package sched
+
+import (
+	"golang.org/x/sys/unix"
+)
+
+// blockingDo performs r with plain system calls on the caller's goroutine:
+// the runtime parks an OS thread per call in flight, exactly as os.File
+// does. It is the baseline and the last fallback.
+func blockingDo(r *request) {
+	for {
+		var n int
+		var err error
+		switch r.op {
+		case OpNop:
+			return
+		case OpRead:
+			n, err = unix.Pread(int(r.fd), r.remaining(), r.off+int64(r.done))
+		case OpWrite:
+			n, err = unix.Pwrite(int(r.fd), r.remaining(), r.off+int64(r.done))
+		case OpFsync:
+			err = unix.Fsync(int(r.fd))
+		case OpFdatasync:
+			err = unix.Fdatasync(int(r.fd))
+		case OpFallocate:
+			err = unix.Fallocate(int(r.fd), r.mode, r.off, r.size)
+		}
+		res := int32(n)
+		if err != nil {
+			res = -int32(err.(unix.Errno))
+		}
+		if finish(r, res) {
+			return
+		}
+	}
+}

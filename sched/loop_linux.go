@@ -1,0 +1,194 @@
+//go:build linux
+
+package sched
+
+import (
+	"runtime"
+
+	"github.com/diskio-go/diskio/uring"
+)
+
+// loop is the state of the scheduler goroutine. Only that goroutine touches
+// it.
+type loop struct {
+	s        *Scheduler
+	q        queue
+	slots    []*request // in flight, by slot; the last slot is the wake-up read
+	free     []uint32   // free slots
+	wakeSlot uint32
+	armed    bool       // the eventfd read is in the kernel
+	retry    []*request // short or interrupted requests to resubmit
+	prepared int        // SQEs prepared since the last enter
+	inflight int        // requests in the kernel, not counting the wake-up read
+	done     []completion
+	spin     int
+}
+
+func openQueue(b Backend, opts Options) (queue, error) {
+	switch b {
+	case URing:
+		return newUringQueue(uint32(opts.Entries)+1, opts.RingFlags)
+	case AIO:
+		return newAIOQueue(opts.Entries + 1)
+	}
+	panic("sched: no queue for backend " + string(b))
+}
+
+// run is the scheduler goroutine. It stays on one OS thread for its whole
+// life: the kernel queue may be bound to that thread, and never changing
+// threads keeps its caches warm.
+func (s *Scheduler) run(b Backend, opts Options, ready chan<- error) {
+	// Never unlocked: when run returns, the runtime ends the thread.
+	runtime.LockOSThread()
+	q, err := openQueue(b, opts)
+	if err != nil {
+		ready <- err
+		return
+	}
+	n := opts.Entries
+	l := &loop{
+		s:        s,
+		q:        q,
+		slots:    make([]*request, n+1),
+		free:     make([]uint32, n),
+		wakeSlot: uint32(n),
+		done:     make([]completion, 2*(n+1)),
+		spin:     opts.Spin,
+		retry:    make([]*request, 0, n),
+	}
+	for i := range l.free {
+		l.free[i] = uint32(n - 1 - i)
+	}
+	s.loop = l
+	ready <- nil
+	l.main()
+	close(s.exited)
+}
+
+func (l *loop) main() {
+	s := l.s
+	idle := 0
+	for {
+		progress := l.accept()
+		if l.prepared > 0 {
+			if err := l.q.enter(false); err != nil && err != uring.ErrBusy {
+				l.fatal(err)
+			}
+			l.prepared = 0
+		}
+		n, err := l.q.reap(l.done)
+		if err != nil {
+			l.fatal(err)
+		}
+		for _, c := range l.done[:n] {
+			l.complete(c)
+		}
+		if progress || n > 0 {
+			idle = 0
+			continue
+		}
+		if l.inflight == 0 && len(l.retry) == 0 && s.state.Load() == stateClosed && s.queued.Load() == 0 {
+			l.shutdown()
+			return
+		}
+		if idle < l.spin {
+			idle++
+			continue
+		}
+		// Nothing to do: sleep in the kernel until a completion or a
+		// producer's write to the eventfd. Announce the sleep first,
+		// then look once more for requests that raced with it.
+		s.sleeping.Store(true)
+		if s.queued.Load() > 0 || len(l.retry) > 0 || s.state.Load() == stateClosed {
+			s.sleeping.Store(false)
+			idle = 0
+			continue
+		}
+		if !l.armed {
+			l.q.armWake(s.efd, l.wakeSlot)
+			l.armed = true
+		}
+		if err := l.q.enter(true); err != nil && err != uring.ErrBusy {
+			l.fatal(err)
+		}
+		s.sleeping.Store(false)
+		idle = 0
+	}
+}
+
+// accept moves requests from the retry list and the incoming channel into
+// the kernel queue while slots are free. It never blocks.
+func (l *loop) accept() bool {
+	progress := false
+	for len(l.retry) > 0 && len(l.free) > 0 {
+		r := l.retry[len(l.retry)-1]
+		l.retry = l.retry[:len(l.retry)-1]
+		l.submit(r)
+		progress = true
+	}
+	for len(l.free) > 0 {
+		select {
+		case r := <-l.s.incoming:
+			l.s.queued.Add(-1)
+			l.submit(r)
+			progress = true
+		default:
+			return progress
+		}
+	}
+	return progress
+}
+
+func (l *loop) submit(r *request) {
+	slot := l.free[len(l.free)-1]
+	l.free = l.free[:len(l.free)-1]
+	l.slots[slot] = r
+	l.q.prepare(r, slot)
+	l.prepared++
+	l.inflight++
+	r.submits++
+}
+
+func (l *loop) complete(c completion) {
+	if c.slot == l.wakeSlot {
+		l.armed = false
+		return
+	}
+	r := l.slots[c.slot]
+	l.slots[c.slot] = nil
+	l.free = append(l.free, c.slot)
+	l.inflight--
+	if !finish(r, c.res) {
+		l.retry = append(l.retry, r)
+		return
+	}
+	r.wake <- struct{}{}
+}
+
+// fatal handles a failure of the kernel queue itself (not of a request):
+// every request in flight is failed with it, so no caller hangs.
+func (l *loop) fatal(err error) {
+	panic("sched: kernel queue failed: " + err.Error())
+}
+
+// shutdown releases the kernel queue once nothing is in flight. The armed
+// eventfd read is completed first (by writing the eventfd ourselves), so
+// the kernel never writes into the wake-up buffer after it is unmapped.
+func (l *loop) shutdown() {
+	for l.armed {
+		l.s.wakeLoop()
+		if err := l.q.enter(true); err != nil && err != uring.ErrBusy {
+			l.fatal(err)
+		}
+		n, err := l.q.reap(l.done)
+		if err != nil {
+			l.fatal(err)
+		}
+		for _, c := range l.done[:n] {
+			l.complete(c)
+		}
+	}
+	if err := l.q.close(); err != nil {
+		l.fatal(err)
+	}
+}

@@ -1,0 +1,60 @@
+//go:build linux
+
+package sched
+
+import (
+	"sync"
+)
+
+// Op is the kind of a request.
+type Op uint8
+
+const (
+	OpNop Op = iota
+	OpRead
+	OpWrite
+	OpFsync
+	OpFdatasync
+	OpFallocate
+)
+
+var opNames = [...]string{"nop", "read", "write", "fsync", "fdatasync", "fallocate"}
+
+func (op Op) String() string {
+	if int(op) < len(opNames) {
+		return opNames[op]
+	}
+	return "op?"
+}
+
+// request is one caller's operation, from enqueue to wake-up. Requests are
+// pooled: steady state allocates nothing.
+type request struct {
+	op   Op
+	fd   int32
+	buf  []byte // read/write memory; this reference keeps it alive until reaped
+	off  int64
+	mode uint32 // fallocate mode
+	size int64  // fallocate length
+
+	done int   // bytes transferred so far (short I/O is resubmitted)
+	err  error // final error, nil on success
+
+	wake chan struct{} // capacity 1: the scheduler's send never blocks
+
+	// Timestamps (nanotime) for the tracer; zero when tracing is off.
+	tEnqueue, tSubmit, tComplete int64
+	submits                      int32
+}
+
+var requestPool = sync.Pool{New: func() any { return &request{wake: make(chan struct{}, 1)} }}
+
+func getRequest() *request { return requestPool.Get().(*request) }
+
+func putRequest(r *request) {
+	*r = request{wake: r.wake}
+	requestPool.Put(r)
+}
+
+// remaining is the part of a read or write still to transfer.
+func (r *request) remaining() []byte { return r.buf[r.done:] }

@@ -1,0 +1,328 @@
+//go:build linux
+
+package sched
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/dio"
+)
+
+// Backend names a kernel interface a Scheduler can drive.
+type Backend string
+
+const (
+	Auto     Backend = ""         // uring, else aio, else blocking
+	URing    Backend = "uring"    // io_uring
+	AIO      Backend = "aio"      // Linux AIO: asynchronous only for O_DIRECT files
+	Blocking Backend = "blocking" // pread/pwrite on the caller's goroutine: the os.File behaviour
+)
+
+// ErrClosed is returned for requests made after Close.
+var ErrClosed = errors.New("sched: scheduler closed")
+
+// Options configure a Scheduler. The zero value is a sane default.
+type Options struct {
+	// Backend forces a kernel interface; Auto tries uring, then aio,
+	// then blocking. The DISKIO_BACKEND environment variable, when set,
+	// applies to Default and to Auto.
+	Backend Backend
+	// Entries bounds the requests in flight in the kernel (default 256).
+	// Callers beyond it wait; they never fail.
+	Entries int
+	// RingFlags are extra IORING_SETUP_* flags for the uring backend.
+	RingFlags uint32
+	// Spin is how many idle rounds the loop polls for completions and new
+	// requests before it sleeps in the kernel (default 64; -1: never spin).
+	Spin int
+}
+
+// Scheduler owns one kernel queue and the locked-thread goroutine that
+// drives it. Its methods are safe for concurrent use.
+type Scheduler struct {
+	backend Backend
+	reason  string // why earlier backends in the chain were not used
+
+	// state is the fdMutex-style reference count: the low bits count
+	// callers inside a method, stateClosed marks Close.
+	state atomic.Uint64
+
+	incoming chan *request
+	// queued counts requests sent (or about to be sent) on incoming and
+	// not yet received; sleeping is set by the loop before it sleeps.
+	// Both are sequentially consistent, so a producer either sees
+	// sleeping and wakes the loop, or the loop sees queued > 0 and does
+	// not sleep (the Dekker pattern).
+	queued   atomic.Int64
+	sleeping atomic.Bool
+	efd      int
+
+	exited chan struct{}
+	loop   *loop
+}
+
+const stateClosed = 1 << 63
+
+// New starts a scheduler. The returned error says why the requested backend
+// could not start; with Auto it is only returned if even blocking fails.
+func New(opts Options) (*Scheduler, error) {
+	if opts.Entries <= 0 {
+		opts.Entries = 256
+	}
+	if opts.Entries > 4096 {
+		opts.Entries = 4096
+	}
+	if opts.Spin == 0 {
+		opts.Spin = 64
+	}
+	want := opts.Backend
+	if want == Auto {
+		want = Backend(os.Getenv("DISKIO_BACKEND"))
+	}
+	var chain []Backend
+	switch want {
+	case Auto:
+		chain = []Backend{URing, AIO, Blocking}
+	case URing, AIO, Blocking:
+		chain = []Backend{want}
+	default:
+		return nil, fmt.Errorf("sched: unknown backend %q (want uring, aio or blocking)", want)
+	}
+	var reasons []string
+	for _, b := range chain {
+		s, err := start(b, opts)
+		if err == nil {
+			s.reason = strings.Join(reasons, "; ")
+			return s, nil
+		}
+		reasons = append(reasons, fmt.Sprintf("%s: %v", b, err))
+	}
+	return nil, fmt.Errorf("sched: no backend could start: %s", strings.Join(reasons, "; "))
+}
+
+func start(b Backend, opts Options) (*Scheduler, error) {
+	s := &Scheduler{backend: b, exited: make(chan struct{})}
+	if b == Blocking {
+		close(s.exited)
+		return s, nil
+	}
+	// io_uring reads the eventfd (consuming its counter) and needs it
+	// blocking, or the read fails at once with EAGAIN; AIO polls it and
+	// drains it with a read that must not block.
+	flags := unix.EFD_CLOEXEC
+	if b == AIO {
+		flags |= unix.EFD_NONBLOCK
+	}
+	efd, err := unix.Eventfd(0, flags)
+	if err != nil {
+		return nil, os.NewSyscallError("eventfd", err)
+	}
+	s.efd = efd
+	s.incoming = make(chan *request, 4*opts.Entries)
+	ready := make(chan error, 1)
+	go s.run(b, opts, ready)
+	if err := <-ready; err != nil {
+		unix.Close(efd)
+		return nil, err
+	}
+	return s, nil
+}
+
+// Backend returns the kernel interface in use.
+func (s *Scheduler) Backend() Backend { return s.backend }
+
+// FallbackReason says why backends before the one in use were skipped, for
+// example "uring: io_uring_setup: operation not permitted (...)"; empty
+// when the first choice started.
+func (s *Scheduler) FallbackReason() string { return s.reason }
+
+var (
+	defaultOnce  sync.Once
+	defaultSched *Scheduler
+	defaultErr   error
+)
+
+// Default returns the process-wide scheduler, started on first use with
+// the default Options (DISKIO_BACKEND applies).
+func Default() (*Scheduler, error) {
+	defaultOnce.Do(func() { defaultSched, defaultErr = New(Options{}) })
+	return defaultSched, defaultErr
+}
+
+// acquire registers a caller; it fails once Close has begun.
+func (s *Scheduler) acquire() bool {
+	if s.state.Add(1)&stateClosed != 0 {
+		s.release()
+		return false
+	}
+	return true
+}
+
+func (s *Scheduler) release() {
+	if s.state.Add(^uint64(0)) == stateClosed {
+		// Last caller out after Close: let the loop see it.
+		s.wakeLoop()
+	}
+}
+
+func (s *Scheduler) wakeLoop() {
+	var one = [8]byte{1}
+	for {
+		_, err := unix.Write(s.efd, one[:])
+		if err != unix.EINTR {
+			return
+		}
+	}
+}
+
+// do runs r through the scheduler and waits for its completion.
+func (s *Scheduler) do(r *request) (int, error) {
+	if !s.acquire() {
+		putRequest(r)
+		return 0, ErrClosed
+	}
+	if s.backend == Blocking || s.backend == AIO && (r.op == OpNop || r.op == OpFallocate) {
+		// AIO has no such opcodes: run them here, as os.File would.
+		blockingDo(r)
+	} else {
+		s.queued.Add(1)
+		s.incoming <- r
+		if s.sleeping.Load() && s.sleeping.CompareAndSwap(true, false) {
+			s.wakeLoop()
+		}
+		<-r.wake
+	}
+	n, err := r.done, r.err
+	putRequest(r)
+	s.release()
+	return n, err
+}
+
+// ReadAt reads len(p) bytes at off from fd, resubmitting short reads until
+// p is full or the file ends (then n < len(p) and err is nil). p must stay
+// untouched until ReadAt returns; on O_DIRECT files it must be aligned.
+func (s *Scheduler) ReadAt(fd int, p []byte, off int64) (int, error) {
+	r := getRequest()
+	r.op, r.fd, r.buf, r.off = OpRead, int32(fd), p, off
+	return s.do(r)
+}
+
+// WriteAt writes all of p at off to fd, resubmitting short writes.
+func (s *Scheduler) WriteAt(fd int, p []byte, off int64) (int, error) {
+	r := getRequest()
+	r.op, r.fd, r.buf, r.off = OpWrite, int32(fd), p, off
+	return s.do(r)
+}
+
+// Fsync flushes fd's data and metadata to stable storage.
+func (s *Scheduler) Fsync(fd int) error {
+	r := getRequest()
+	r.op, r.fd = OpFsync, int32(fd)
+	_, err := s.do(r)
+	return err
+}
+
+// Fdatasync flushes fd's data, and the metadata needed to read it back.
+func (s *Scheduler) Fdatasync(fd int) error {
+	r := getRequest()
+	r.op, r.fd = OpFdatasync, int32(fd)
+	_, err := s.do(r)
+	return err
+}
+
+// Fallocate is fallocate(2) through the scheduler.
+func (s *Scheduler) Fallocate(fd int, mode uint32, off, length int64) error {
+	r := getRequest()
+	r.op, r.fd, r.mode, r.off, r.size = OpFallocate, int32(fd), mode, off, length
+	_, err := s.do(r)
+	return err
+}
+
+// Nop sends a request that does nothing through the whole path: the cost
+// of the scheduler itself.
+func (s *Scheduler) Nop() error {
+	r := getRequest()
+	r.op = OpNop
+	_, err := s.do(r)
+	return err
+}
+
+// Close stops accepting requests, waits for every request already accepted
+// to complete, then releases the kernel queue, the eventfd and the thread.
+// Requests made after Close fail with ErrClosed.
+func (s *Scheduler) Close() error {
+	for {
+		old := s.state.Load()
+		if old&stateClosed != 0 {
+			return ErrClosed
+		}
+		if s.state.CompareAndSwap(old, old|stateClosed) {
+			break
+		}
+	}
+	if s.backend != Blocking {
+		s.wakeLoop()
+	}
+	<-s.exited
+	if s.backend != Blocking {
+		return os.NewSyscallError("close", unix.Close(s.efd))
+	}
+	return nil
+}
+
+// finish records the kernel's result res for r and says whether r is done
+// (false: resubmit the remainder).
+func finish(r *request, res int32) bool {
+	if res < 0 {
+		switch errno := syscall.Errno(-res); errno {
+		case unix.EINTR, unix.EAGAIN:
+			return false // retry as is
+		case unix.EINVAL:
+			if r.op == OpRead || r.op == OpWrite {
+				r.err = explainEINVAL(r)
+				return true
+			}
+			r.err = errno
+			return true
+		default:
+			r.err = errno
+			return true
+		}
+	}
+	switch r.op {
+	case OpRead, OpWrite:
+		r.done += int(res)
+		if r.done >= len(r.buf) {
+			return true
+		}
+		if res == 0 {
+			if r.op == OpWrite {
+				r.err = errShortWrite
+			}
+			return true // a read of 0 bytes: end of file
+		}
+		return false // short: go on from r.done
+	}
+	return true
+}
+
+var errShortWrite = errors.New("sched: write made no progress (0 bytes written)")
+
+func explainEINVAL(r *request) error {
+	a, err := dio.ForFD(int(r.fd))
+	if err != nil {
+		return syscall.EINVAL
+	}
+	rem := r.remaining()
+	return dio.ExplainEINVAL(r.op.String(), r.off+int64(r.done), len(rem), uintptr(unsafe.Pointer(unsafe.SliceData(rem))), a)
+}
+

@@ -1,0 +1,184 @@
+//go:build linux
+
+package sched
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/dio"
+	"github.com/diskio-go/diskio/internal/mem"
+	"github.com/diskio-go/diskio/internal/testenv"
+)
+
+const blockSize = 4096
+
+var backends = []Backend{URing, AIO, Blocking}
+
+func newSched(t testing.TB, b Backend, opts Options) *Scheduler {
+	t.Helper()
+	opts.Backend = b
+	s, err := New(opts)
+	if err != nil {
+		testenv.Unavailable(t, string(b), err)
+	}
+	require.Equal(t, b, s.Backend())
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func directFile(t testing.TB) *os.File {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(t.TempDir(), "data"), os.O_RDWR|os.O_CREATE|unix.O_DIRECT, 0o600)
+	if err != nil {
+		testenv.Unavailable(t, "odirect", err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func alignedBuf(t testing.TB, n int) []byte {
+	t.Helper()
+	b, err := mem.Map(n)
+	require.NoError(t, err)
+	t.Cleanup(func() { mem.Unmap(b) })
+	return b
+}
+
+func fill(b []byte, seed int) {
+	for i := range b {
+		b[i] = byte(i*7 + seed*31 + i>>8)
+	}
+}
+
+func TestReadWriteConcurrent(t *testing.T) {
+	for _, b := range backends {
+		t.Run(string(b), func(t *testing.T) {
+			s := newSched(t, b, Options{Entries: 16})
+			f := directFile(t)
+			fd := int(f.Fd())
+			const writers = 64 // more than Entries: callers must wait, not fail
+			buf := alignedBuf(t, 2*writers*blockSize)
+			var wg sync.WaitGroup
+			for i := 0; i < writers; i++ {
+				wg.Add(1)
+				go func(i int) {
+					defer wg.Done()
+					w := buf[i*blockSize : (i+1)*blockSize]
+					fill(w, i)
+					n, err := s.WriteAt(fd, w, int64(i)*blockSize)
+					require.NoError(t, err)
+					require.Equal(t, blockSize, n)
+					r := buf[(writers+i)*blockSize : (writers+i+1)*blockSize]
+					n, err = s.ReadAt(fd, r, int64(i)*blockSize)
+					require.NoError(t, err)
+					require.Equal(t, blockSize, n)
+					require.True(t, bytes.Equal(w, r), "block %d", i)
+				}(i)
+			}
+			wg.Wait()
+			require.NoError(t, s.Fsync(fd))
+			require.NoError(t, s.Fdatasync(fd))
+			require.NoError(t, s.Fallocate(fd, unix.FALLOC_FL_KEEP_SIZE, 0, 1<<20))
+			require.NoError(t, s.Nop())
+		})
+	}
+}
+
+func TestShortReadAtEOF(t *testing.T) {
+	for _, b := range backends {
+		t.Run(string(b), func(t *testing.T) {
+			s := newSched(t, b, Options{})
+			path := filepath.Join(t.TempDir(), "short")
+			data := make([]byte, 6000)
+			fill(data, 3)
+			require.NoError(t, os.WriteFile(path, data, 0o600))
+			f, err := os.OpenFile(path, os.O_RDONLY|unix.O_DIRECT, 0)
+			require.NoError(t, err)
+			defer f.Close()
+			buf := alignedBuf(t, 4*blockSize)
+			n, err := s.ReadAt(int(f.Fd()), buf, 0)
+			require.NoError(t, err)
+			require.Equal(t, 6000, n)
+			require.Equal(t, data, buf[:n])
+			n, err = s.ReadAt(int(f.Fd()), buf, 8192)
+			require.NoError(t, err)
+			require.Zero(t, n)
+		})
+	}
+}
+
+func TestMisalignedEINVALExplained(t *testing.T) {
+	for _, b := range backends {
+		t.Run(string(b), func(t *testing.T) {
+			s := newSched(t, b, Options{})
+			f := directFile(t)
+			buf := alignedBuf(t, 2*blockSize)
+			_, err := s.WriteAt(int(f.Fd()), buf, 0)
+			require.NoError(t, err)
+			_, err = s.ReadAt(int(f.Fd()), buf[:blockSize], 100)
+			require.ErrorIs(t, err, unix.EINVAL)
+			var e *dio.EINVALError
+			require.True(t, errors.As(err, &e), "%v", err)
+			require.Contains(t, err.Error(), "offset 100")
+		})
+	}
+}
+
+func TestErrorsReachTheirCaller(t *testing.T) {
+	for _, b := range backends {
+		t.Run(string(b), func(t *testing.T) {
+			s := newSched(t, b, Options{})
+			buf := alignedBuf(t, blockSize)
+			_, err := s.ReadAt(-1, buf, 0)
+			require.ErrorIs(t, err, unix.EBADF)
+			// A write to a read-only fd fails for that caller only.
+			f := directFile(t)
+			ro, err := os.Open(f.Name())
+			require.NoError(t, err)
+			defer ro.Close()
+			_, err = s.WriteAt(int(ro.Fd()), buf, 0)
+			require.ErrorIs(t, err, unix.EBADF)
+			_, err = s.WriteAt(int(f.Fd()), buf, 0)
+			require.NoError(t, err)
+		})
+	}
+}
+
+func TestCloseFailsNewRequests(t *testing.T) {
+	for _, b := range backends {
+		t.Run(string(b), func(t *testing.T) {
+			s := newSched(t, b, Options{})
+			require.NoError(t, s.Close())
+			require.ErrorIs(t, s.Nop(), ErrClosed)
+			_, err := s.ReadAt(0, nil, 0)
+			require.ErrorIs(t, err, ErrClosed)
+			require.ErrorIs(t, s.Close(), ErrClosed)
+		})
+	}
+}
+
+func TestZeroAllocsPerRead(t *testing.T) {
+	for _, b := range []Backend{URing, AIO} {
+		t.Run(string(b), func(t *testing.T) {
+			s := newSched(t, b, Options{})
+			f := directFile(t)
+			buf := alignedBuf(t, blockSize)
+			_, err := s.WriteAt(int(f.Fd()), buf, 0)
+			require.NoError(t, err)
+			allocs := testing.AllocsPerRun(1000, func() {
+				if _, err := s.ReadAt(int(f.Fd()), buf, 0); err != nil {
+					panic(err)
+				}
+			})
+			require.Zero(t, allocs)
+		})
+	}
+}
