@@ -166,6 +166,9 @@ func TestCloseFailsNewRequests(t *testing.T) {
 }
 
 func TestZeroAllocsPerRead(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items under the race detector")
+	}
 	for _, b := range []Backend{URing, AIO} {
 		t.Run(string(b), func(t *testing.T) {
 			s := newSched(t, b, Options{})

@@ -91,4 +91,3 @@ func (q *uringQueue) close() error {
 	mem.Unmap(q.wakeBuf)
 	return err
 }
-

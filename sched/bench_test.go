@@ -1,0 +1,181 @@
+//go:build linux
+
+package sched
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/benchfile"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	benchfile.Remove()
+	os.Exit(code)
+}
+
+// benchSize is at least 2 GiB: far more than the device cache, so random
+// reads reach the disk.
+func benchSize() int64 { return max(benchfile.Size(), 2<<30) }
+
+type xorshift uint64
+
+func (x *xorshift) next() uint64 {
+	*x ^= *x << 13
+	*x ^= *x >> 7
+	*x ^= *x << 17
+	return uint64(*x)
+}
+
+// meter samples what a run costs the process: OS threads (peak) and CPU time.
+type meter struct {
+	stop    chan struct{}
+	done    chan struct{}
+	threads int
+	cpu0    time.Duration
+}
+
+func cpuTime() time.Duration {
+	var ru unix.Rusage
+	unix.Getrusage(unix.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func threadCount() int {
+	ents, _ := os.ReadDir("/proc/self/task")
+	return len(ents)
+}
+
+func startMeter() *meter {
+	m := &meter{stop: make(chan struct{}), done: make(chan struct{}), cpu0: cpuTime()}
+	go func() {
+		defer close(m.done)
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			m.threads = max(m.threads, threadCount())
+			select {
+			case <-m.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return m
+}
+
+func (m *meter) report(b *testing.B) {
+	close(m.stop)
+	<-m.done
+	cpu := cpuTime() - m.cpu0
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "IOPS")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
+	b.ReportMetric(float64(m.threads), "threads")
+}
+
+// readAt is one way to do a 4 KiB positioned read.
+type readAt func(fd int, p []byte, off int64) (int, error)
+
+// BenchmarkRandRead4K: 4 KiB random O_DIRECT reads over a 2 GiB file from
+// G goroutines, through os.File, and through a scheduler on each backend.
+// IOPS, CPU per op and peak OS threads are reported; run them side by side:
+//
+//	go test -run '^$' -bench RandRead4K -benchtime 200000x ./sched/
+func BenchmarkRandRead4K(b *testing.B) {
+	for _, g := range []int{1, 128, 10000} {
+		b.Run(fmt.Sprintf("os.File/g=%d", g), func(b *testing.B) {
+			f := openBench(b)
+			benchReads(b, g, int(f.Fd()), func(fd int, p []byte, off int64) (int, error) { return f.ReadAt(p, off) })
+		})
+		for _, be := range []Backend{URing, AIO} {
+			b.Run(fmt.Sprintf("%s/g=%d", be, g), func(b *testing.B) {
+				s := newSched(b, be, Options{})
+				f := openBench(b)
+				benchReads(b, g, int(f.Fd()), s.ReadAt)
+			})
+		}
+	}
+	// Sharding: two schedulers, each goroutine bound to one.
+	b.Run("uring-x2/g=128", func(b *testing.B) {
+		s1, s2 := newSched(b, URing, Options{}), newSched(b, URing, Options{})
+		f := openBench(b)
+		var n atomic.Uint32
+		benchReads(b, 128, int(f.Fd()), nil, func() readAt {
+			if n.Add(1)%2 == 0 {
+				return s1.ReadAt
+			}
+			return s2.ReadAt
+		})
+	})
+}
+
+func openBench(b *testing.B) *os.File {
+	f, err := os.OpenFile(benchfile.Shared(b, benchSize()), os.O_RDONLY|unix.O_DIRECT, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	return f
+}
+
+func benchReads(b *testing.B, goroutines, fd int, read readAt, perG ...func() readAt) {
+	blocks := uint64(benchSize() / blockSize)
+	// One aligned 4 KiB buffer per goroutine, from one mapping.
+	bufs := alignedBuf(b, goroutines*blockSize)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.SetBytes(blockSize)
+	b.ReportAllocs()
+	runtime.GC()
+	m := startMeter()
+	b.ResetTimer()
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		rd := read
+		if len(perG) > 0 {
+			rd = perG[0]()
+		}
+		go func(g int) {
+			defer wg.Done()
+			rng := xorshift(uint64(g)*0x9e3779b97f4a7c15 + 1)
+			p := bufs[g*blockSize : (g+1)*blockSize]
+			for next.Add(1) <= int64(b.N) {
+				off := int64(rng.next()%blocks) * blockSize
+				if n, err := rd(fd, p, off); n != blockSize {
+					panic(fmt.Sprintf("read at %d: %d, %v", off, n, err))
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	b.StopTimer()
+	m.report(b)
+}
+
+// BenchmarkNop is the ceiling of one scheduler: requests per second it
+// carries when the kernel does nothing for them.
+func BenchmarkNop(b *testing.B) {
+	for _, g := range []int{1, 128} {
+		b.Run(fmt.Sprintf("uring/g=%d", g), func(b *testing.B) {
+			s := newSched(b, URing, Options{})
+			b.ReportAllocs()
+			b.SetParallelism(max(1, g/runtime.GOMAXPROCS(0)))
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := s.Nop(); err != nil {
+						panic(err)
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+		})
+	}
+}
