@@ -7,8 +7,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -182,6 +185,79 @@ func TestZeroAllocsPerRead(t *testing.T) {
 				}
 			})
 			require.Zero(t, allocs)
+		})
+	}
+}
+
+// Submitters, failing requests and Close, all at once: every call returns
+// (success, its own error, or ErrClosed), nothing hangs, nothing leaks.
+func TestStressSubmittersCloseErrors(t *testing.T) {
+	for _, b := range backends {
+		t.Run(string(b), func(t *testing.T) {
+			before := runtime.NumGoroutine()
+			s, err := New(Options{Backend: b, Entries: 8})
+			if err != nil {
+				testenv.Unavailable(t, string(b), err)
+			}
+			f := directFile(t)
+			fd := int(f.Fd())
+			const workers = 48
+			buf := alignedBuf(t, workers*blockSize)
+			var wg sync.WaitGroup
+			var ok, closed atomic.Int64
+			for w := 0; w < workers; w++ {
+				wg.Add(1)
+				go func(w int) {
+					defer wg.Done()
+					p := buf[w*blockSize : (w+1)*blockSize]
+					for i := 0; ; i++ {
+						var err error
+						switch i % 4 {
+						case 0:
+							_, err = s.WriteAt(fd, p, int64(w)*blockSize)
+						case 1:
+							_, err = s.ReadAt(fd, p, int64(w)*blockSize)
+						case 2:
+							_, err = s.ReadAt(-1, p, 0) // fails with EBADF, for this caller only
+							if errors.Is(err, unix.EBADF) {
+								err = nil
+							}
+						case 3:
+							err = s.Nop()
+						}
+						if errors.Is(err, ErrClosed) {
+							closed.Add(1)
+							return
+						}
+						if err != nil {
+							t.Errorf("worker %d op %d: %v", w, i, err)
+							return
+						}
+						ok.Add(1)
+					}
+				}(w)
+			}
+			time.Sleep(30 * time.Millisecond)
+			require.NoError(t, s.Close())
+			done := make(chan struct{})
+			go func() { wg.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("callers hang after Close")
+			}
+			require.Positive(t, ok.Load())
+			require.Equal(t, int64(workers), closed.Load())
+			// The loop goroutine is gone. (Polled here: testify's
+			// Eventually would count its own goroutine.)
+			deadline := time.Now().Add(2 * time.Second)
+			for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if n := runtime.NumGoroutine(); n > before {
+				stacks := make([]byte, 1<<20)
+				t.Fatalf("goroutines leaked: %d before, %d after\n%s", before, n, stacks[:runtime.Stack(stacks, true)])
+			}
 		})
 	}
 }
