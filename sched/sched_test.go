@@ -261,3 +261,38 @@ func TestStressSubmittersCloseErrors(t *testing.T) {
 		})
 	}
 }
+
+// An idle scheduler sleeps in the kernel: no busy polling, no timers. The
+// process's CPU time over an idle second after load stays near zero.
+func TestIdleCostsNothing(t *testing.T) {
+	for _, b := range []Backend{URing, AIO} {
+		t.Run(string(b), func(t *testing.T) {
+			s := newSched(t, b, Options{NoInline: true})
+			f := directFile(t)
+			buf := alignedBuf(t, 16*blockSize)
+			var wg sync.WaitGroup
+			for g := 0; g < 16; g++ {
+				wg.Add(1)
+				go func(g int) {
+					defer wg.Done()
+					p := buf[g*blockSize : (g+1)*blockSize]
+					for i := 0; i < 200; i++ {
+						if _, err := s.WriteAt(int(f.Fd()), p, int64(g)*blockSize); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				}(g)
+			}
+			wg.Wait()
+			time.Sleep(50 * time.Millisecond) // past any spin
+			var r0, r1 unix.Rusage
+			require.NoError(t, unix.Getrusage(unix.RUSAGE_SELF, &r0))
+			time.Sleep(time.Second)
+			require.NoError(t, unix.Getrusage(unix.RUSAGE_SELF, &r1))
+			used := time.Duration(r1.Utime.Nano() + r1.Stime.Nano() - r0.Utime.Nano() - r0.Stime.Nano())
+			t.Logf("CPU over 1s idle: %v", used)
+			require.Less(t, used, 20*time.Millisecond, "idle scheduler used %v of CPU in 1s", used)
+		})
+	}
+}
