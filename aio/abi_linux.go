@@ -45,7 +45,7 @@ const (
 	RWF_HIPRI  = unix.RWF_HIPRI  // poll for completion (needs an IOPOLL-capable queue)
 	RWF_DSYNC  = unix.RWF_DSYNC  // this write is O_DSYNC: data durable on completion
 	RWF_SYNC   = unix.RWF_SYNC   // this write is O_SYNC: data and metadata durable
-	RWF_NOWAIT = unix.RWF_NOWAIT // fail with EAGAIN instead of blocking in io_submit
+	RWF_NOWAIT = unix.RWF_NOWAIT // complete with -EAGAIN instead of blocking in io_submit
 	RWF_APPEND = unix.RWF_APPEND // this write appends, ignoring aio_offset
 )
 

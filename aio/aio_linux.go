@@ -67,19 +67,21 @@ func (c *Context) Destroy() error {
 }
 
 // Submit queues iocbs with the kernel in one io_submit call and returns how
-// many were accepted, which may be fewer than len(iocbs): the kernel stops at
-// the first IOCB it cannot accept and reports only the ones before it. The
-// caller must resubmit iocbs[n:] itself. If the very first IOCB is refused,
-// Submit returns 0 and an *os.SyscallError:
+// many were accepted, which may be fewer than len(iocbs): the kernel takes at
+// most as many as its ring has slots per call, and stops at the first IOCB it
+// cannot accept, reporting only the ones before it. The caller must resubmit
+// iocbs[n:] itself. If the very first IOCB is refused, Submit returns 0 and
+// an *os.SyscallError:
 //
-//   - EAGAIN: the context has no free request slot (or the request would
-//     block with RWF_NOWAIT). Reap completions, then resubmit.
+//   - EAGAIN: the context has no free request slot: completions that have
+//     not been reaped still hold theirs. Reap, then resubmit.
 //   - EINVAL, EBADF, EOPNOTSUPP, EFAULT: iocbs[0] is malformed (bad opcode,
-//     reserved field set, fd not open, RWF flags not supported, bad address).
+//     reserved field set, fd not open, RWF flags not supported by the file,
+//     bad address).
 //
 // Errors found while starting the I/O, such as a misaligned O_DIRECT
-// request, usually arrive instead as the res of the request's completion.
-// EINTR is retried. The IOCBs themselves are copied by the kernel and may
+// request or RWF_NOWAIT's EAGAIN, arrive instead as the res of the request's
+// completion. EINTR from io_submit (nothing queued) is retried. The IOCBs themselves are copied by the kernel and may
 // be reused as soon as Submit returns, except that Cancel identifies a
 // request by the address of its IOCB.
 func (c *Context) Submit(iocbs []*IOCB) (int, error) {
@@ -131,7 +133,8 @@ func (c *Context) GetEvents(minNr int, events []IOEvent, timeout time.Duration) 
 			n = 0
 		default:
 			if got > 0 {
-				// Do not lose events already taken off the ring.
+				// Do not lose events already taken off the ring;
+				// a persistent error shows again on the next call.
 				return got, nil
 			}
 			return 0, os.NewSyscallError("io_getevents", e)

@@ -465,6 +465,12 @@ func TestMisalignedEINVAL(t *testing.T) {
 	cb.PrepPread(fd, buf, 0)
 	require.Equal(t, unix.EIO, ExplainEINVAL(unix.EIO, &cb))
 	require.NoError(t, ExplainEINVAL(nil, &cb))
+	// Without O_DIRECT, alignment is not the explanation.
+	bf, err := os.Open(path)
+	require.NoError(t, err)
+	defer bf.Close()
+	cb.PrepPread(int(bf.Fd()), buf[1:], 1)
+	require.Equal(t, unix.EINVAL, ExplainEINVAL(unix.EINVAL, &cb))
 }
 
 func TestResfdNotification(t *testing.T) {

@@ -97,11 +97,12 @@ func (e *AlignmentError) Error() string {
 func (e *AlignmentError) Unwrap() error { return unix.EINVAL }
 
 // ExplainEINVAL returns err unchanged unless it is EINVAL (from IOEvent.Result
-// or Submit) for the read or write cb. Then it returns an *AlignmentError
-// that names the alignment O_DIRECT requires of cb's file (found with
-// DIOAlign) and which part of the request violates it: with O_DIRECT an
-// EINVAL almost always means a misaligned offset, length or buffer, and the
-// bare errno does not say so.
+// or Submit) for the read or write cb on a file open with O_DIRECT. Then it
+// returns an *AlignmentError that names the alignment O_DIRECT requires of
+// cb's file (found with DIOAlign) and which part of the request violates it:
+// with O_DIRECT an EINVAL almost always means a misaligned offset, length or
+// buffer, and the bare errno does not say so. Call it while cb's file is
+// still open.
 func ExplainEINVAL(err error, cb *IOCB) error {
 	if err == nil || !errors.Is(err, unix.EINVAL) {
 		return err
@@ -118,6 +119,9 @@ func ExplainEINVAL(err error, cb *IOCB) error {
 		op = "pwritev"
 	default:
 		return err
+	}
+	if fl, ferr := unix.FcntlInt(uintptr(cb.Fildes), unix.F_GETFL, 0); ferr != nil || fl&unix.O_DIRECT == 0 {
+		return err // not direct I/O (or no longer open): alignment is not the cause
 	}
 	e := &AlignmentError{Op: op, Fd: int(cb.Fildes), Offset: cb.Offset, Length: cb.Nbytes, Addr: cb.Buf}
 	e.MemAlign, e.OffsetAlign, _ = DIOAlign(int(cb.Fildes))

@@ -70,8 +70,10 @@ func (c *Context) reapRing(events []IOEvent) int {
 	tail := atomic.LoadUint32(&r.tail)
 	// The kernel keeps both below nr; a corrupted head (the page is
 	// writable by the process) is reduced as the kernel itself does.
-	head %= nr
-	tail %= nr
+	if head >= nr || tail >= nr {
+		head %= nr
+		tail %= nr
+	}
 	n := 0
 	for head != tail && n < len(events) {
 		end := tail
