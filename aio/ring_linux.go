@@ -13,10 +13,12 @@ import (
 // and no incompatible feature may be set, or the layout is not the one this
 // code knows.
 func (c *Context) mapRing() {
-	// The handle is the ring's address. Reinterpret the stored word as a
-	// pointer rather than converting uintptr to unsafe.Pointer: the memory
-	// was mapped by the kernel, outside the Go heap, and is not moved.
-	r := *(**aioRing)(unsafe.Pointer(&c.id))
+	// The handle is the ring's address. Reinterpret a word holding it as a
+	// pointer rather than converting uintptr to unsafe.Pointer (which vet
+	// rightly distrusts): the memory was mapped by the kernel, outside the
+	// Go heap, and never moves.
+	addr := uintptr(c.id)
+	r := *(**aioRing)(unsafe.Pointer(&addr))
 	if r == nil || r.magic != AIO_RING_MAGIC || r.incompatFeatures != AIO_RING_INCOMPAT_FEATURES ||
 		r.headerLength != uint32(unsafe.Sizeof(aioRing{})) || r.nr == 0 {
 		return
