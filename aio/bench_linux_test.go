@@ -218,10 +218,12 @@ func benchRandRead(b *testing.B, qd int, reap string) {
 		issued++
 	}
 	b.ReportAllocs()
+	cpu0 := cpuTime()
 	b.ResetTimer()
 	for s := 0; s < qd && issued < b.N; s++ {
 		issue(s)
 	}
+	submits := 0
 	for done < b.N {
 		for p := ptrs; len(p) > 0; {
 			n, err := c.Submit(p)
@@ -229,6 +231,7 @@ func benchRandRead(b *testing.B, qd int, reap string) {
 				b.Fatal(err)
 			}
 			p = p[n:]
+			submits++
 		}
 		ptrs = ptrs[:0]
 		n, err := wait(1, evs, -1)
@@ -247,6 +250,18 @@ func benchRandRead(b *testing.B, qd int, reap string) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "IOPS")
+	b.ReportMetric(float64(b.N)/float64(submits), "reqs/submit")
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/1e3/float64(b.N), "cpu-us/op")
+}
+
+// cpuTime is the process's user plus system CPU time: with the device the
+// bottleneck, CPU per request is where reaping methods differ.
+func cpuTime() time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkReap compares taking completions from the user-space ring with
