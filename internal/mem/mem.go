@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package mem hands out memory for direct I/O: mapped with mmap outside the Go
 // heap, so it is page aligned (which satisfies every O_DIRECT memory alignment
 // up to the page size), never moved by the runtime, never scanned by the
