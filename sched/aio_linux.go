@@ -4,6 +4,7 @@ package sched
 
 import (
 	"errors"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -21,6 +22,9 @@ type aioQueue struct {
 	events  []aio.IOEvent
 	got     int          // events taken by a waiting enter, not yet reaped
 	refused []completion // requests io_submit refused outright, with the errno
+
+	efd      int // the loop's eventfd, polled under wakeSlot
+	wakeSlot uint32
 }
 
 func newAIOQueue(entries int) (*aioQueue, error) {
@@ -33,6 +37,8 @@ func newAIOQueue(entries int) (*aioQueue, error) {
 		iocbs:   make([]aio.IOCB, entries),
 		pending: make([]*aio.IOCB, 0, entries),
 		events:  make([]aio.IOEvent, entries),
+		// No slot is the wake slot until armWake names one.
+		wakeSlot: ^uint32(0),
 	}, nil
 }
 
@@ -55,11 +61,11 @@ func (q *aioQueue) prepare(r *request, slot uint32) {
 }
 
 func (q *aioQueue) armWake(efd int, slot uint32) {
-	// A poll does not consume the eventfd's counter: drain it first, or
-	// the poll would fire again at once. A write racing with the drain
-	// makes the poll complete immediately, a harmless extra round.
-	var buf [8]byte
-	unix.Read(efd, buf[:])
+	// A poll does not consume the eventfd's counter; reap drains it when
+	// the poll fires. Draining here instead would lose a wake-up: a
+	// producer may have written after the loop announced its sleep and
+	// before this poll is armed.
+	q.efd, q.wakeSlot = efd, slot
 	cb := &q.iocbs[slot]
 	cb.PrepPoll(efd, unix.POLLIN)
 	cb.Data = uint64(slot)
@@ -100,7 +106,14 @@ func (q *aioQueue) enter(wait bool) error {
 	if !wait || q.got > 0 || len(q.refused) > 0 {
 		return nil
 	}
-	n, err := q.ctx.Wait(1, q.events, -1)
+	timeout := time.Duration(-1)
+	if len(q.pending) > 0 {
+		// io_submit said EAGAIN (the context's per-CPU request
+		// accounting can say so below its size): do not sleep for
+		// good on requests the kernel has not taken.
+		timeout = time.Millisecond
+	}
+	n, err := q.ctx.Wait(1, q.events, timeout)
 	q.got = n
 	return err
 }
@@ -121,6 +134,12 @@ func (q *aioQueue) reap(dst []completion) (int, error) {
 	q.got = 0
 	for i, e := range q.events[:n] {
 		dst[i] = completion{slot: uint32(e.Data), res: int32(e.Res)}
+		if uint32(e.Data) == q.wakeSlot {
+			// The poll fired: reset the counter before it is armed
+			// again. The loop looks at its channel after this.
+			var buf [8]byte
+			unix.Read(q.efd, buf[:])
+		}
 	}
 	return n, nil
 }

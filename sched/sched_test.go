@@ -296,3 +296,47 @@ func TestIdleCostsNothing(t *testing.T) {
 		})
 	}
 }
+
+// Requests that arrive just as the loop goes to sleep must wake it: callers
+// pause for random short times (around the spin time) between requests, so
+// the handshake between a producer and a falling-asleep loop is exercised
+// thousands of times. A lost wake-up shows as a caller stuck for seconds.
+func TestNoLostWakeups(t *testing.T) {
+	for _, b := range []Backend{URing, AIO} {
+		t.Run(string(b), func(t *testing.T) {
+			s := newSched(t, b, Options{NoInline: true, Spin: 5 * time.Microsecond})
+			f := directFile(t)
+			const workers, rounds = 8, 500
+			buf := alignedBuf(t, workers*blockSize)
+			var wg sync.WaitGroup
+			for w := 0; w < workers; w++ {
+				wg.Add(1)
+				go func(w int) {
+					defer wg.Done()
+					rng := xorshift(w + 1)
+					p := buf[w*blockSize : (w+1)*blockSize]
+					for i := 0; i < rounds; i++ {
+						time.Sleep(time.Duration(rng.next()%40) * time.Microsecond)
+						start := time.Now()
+						if _, err := s.WriteAt(int(f.Fd()), p, int64(w)*blockSize); err != nil {
+							t.Error(err)
+							return
+						}
+						if d := time.Since(start); d > 5*time.Second {
+							t.Errorf("request took %v: lost wake-up", d)
+							return
+						}
+					}
+				}(w)
+			}
+			done := make(chan struct{})
+			go func() { wg.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(60 * time.Second):
+				stacks := make([]byte, 1<<20)
+				t.Fatalf("callers stuck: lost wake-up\n%s", stacks[:runtime.Stack(stacks, true)])
+			}
+		})
+	}
+}
