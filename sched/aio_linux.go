@@ -16,6 +16,7 @@ import (
 // the 2017 experiment measured as submit time growing with request size.
 // It has no NOP and no fallocate; the scheduler runs those on the caller.
 type aioQueue struct {
+	tracer  Tracer
 	ctx     *aio.Context
 	iocbs   []aio.IOCB  // by slot; the kernel copies them at io_submit
 	pending []*aio.IOCB // prepared, not yet accepted by io_submit
@@ -27,12 +28,13 @@ type aioQueue struct {
 	wakeSlot uint32
 }
 
-func newAIOQueue(entries int) (*aioQueue, error) {
+func newAIOQueue(entries int, tracer Tracer) (*aioQueue, error) {
 	ctx, err := aio.Setup(entries)
 	if err != nil {
 		return nil, err
 	}
 	return &aioQueue{
+		tracer:  tracer,
 		ctx:     ctx,
 		iocbs:   make([]aio.IOCB, entries),
 		pending: make([]*aio.IOCB, 0, entries),
@@ -74,7 +76,14 @@ func (q *aioQueue) armWake(efd int, slot uint32) {
 
 func (q *aioQueue) submit() error {
 	for len(q.pending) > 0 {
+		var start int64
+		if q.tracer != nil {
+			start = Now()
+		}
 		n, err := q.ctx.Submit(q.pending)
+		if q.tracer != nil {
+			q.tracer.SyscallDone(SyscallEvent{Call: SysIOSubmit, Start: start, End: Now(), Submitted: n})
+		}
 		if err != nil {
 			var errno unix.Errno
 			if !errors.As(err, &errno) {
@@ -113,7 +122,14 @@ func (q *aioQueue) enter(wait bool) error {
 		// good on requests the kernel has not taken.
 		timeout = time.Millisecond
 	}
+	var start int64
+	if q.tracer != nil {
+		start = Now()
+	}
 	n, err := q.ctx.Wait(1, q.events, timeout)
+	if q.tracer != nil {
+		q.tracer.SyscallDone(SyscallEvent{Call: SysIOGetevents, Start: start, End: Now(), Reaped: n, Wait: true})
+	}
 	q.got = n
 	return err
 }

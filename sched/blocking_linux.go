@@ -9,10 +9,15 @@ import (
 // blockingDo performs r with plain system calls on the caller's goroutine:
 // the runtime parks an OS thread per call in flight, exactly as os.File
 // does. It is the baseline and the last fallback.
-func blockingDo(r *request) {
+func blockingDo(r *request, t Tracer) {
 	for {
 		var n int
 		var err error
+		var start int64
+		if t != nil {
+			start = Now()
+		}
+		r.submits++
 		switch r.op {
 		case OpNop:
 			return
@@ -27,6 +32,9 @@ func blockingDo(r *request) {
 		case OpFallocate:
 			err = unix.Fallocate(int(r.fd), r.mode, r.off, r.size)
 		}
+		if t != nil && r.op != OpNop {
+			t.SyscallDone(SyscallEvent{Call: blockingCalls[r.op], Start: start, End: Now(), Submitted: 1, Reaped: 1})
+		}
 		res := int32(n)
 		if err != nil {
 			res = -int32(err.(unix.Errno))
@@ -36,3 +44,5 @@ func blockingDo(r *request) {
 		}
 	}
 }
+
+var blockingCalls = [...]Syscall{OpRead: SysPread, OpWrite: SysPwrite, OpFsync: SysFsync, OpFdatasync: SysFdatasync, OpFallocate: SysFallocate}

@@ -23,14 +23,16 @@ type loop struct {
 	inflight int        // requests in the kernel, not counting the wake-up read
 	done     []completion
 	spin     time.Duration
+	tracer   Tracer
+	now      int64 // tracer clock when the last completions were reaped
 }
 
 func openQueue(b Backend, opts Options) (queue, error) {
 	switch b {
 	case URing:
-		return newUringQueue(uint32(opts.Entries)+1, opts.RingFlags)
+		return newUringQueue(uint32(opts.Entries)+1, opts.RingFlags, opts.Tracer)
 	case AIO:
-		return newAIOQueue(opts.Entries + 1)
+		return newAIOQueue(opts.Entries+1, opts.Tracer)
 	}
 	panic("sched: no queue for backend " + string(b))
 }
@@ -55,6 +57,7 @@ func (s *Scheduler) run(b Backend, opts Options, ready chan<- error) {
 		wakeSlot: uint32(n),
 		done:     make([]completion, 2*(n+1)),
 		spin:     opts.Spin,
+		tracer:   opts.Tracer,
 		retry:    make([]*request, 0, n),
 	}
 	for i := range l.free {
@@ -81,6 +84,9 @@ func (l *loop) main() {
 		n, err := l.q.reap(l.done)
 		if err != nil {
 			l.fatal(err)
+		}
+		if l.tracer != nil && n > 0 {
+			l.now = Now() // one clock read stamps the whole batch
 		}
 		for _, c := range l.done[:n] {
 			l.complete(c)
@@ -155,6 +161,9 @@ func (l *loop) submit(r *request) {
 	l.prepared++
 	l.inflight++
 	r.submits++
+	if l.tracer != nil && r.tSubmit == 0 {
+		r.tSubmit = Now()
+	}
 }
 
 func (l *loop) complete(c completion) {
@@ -170,6 +179,7 @@ func (l *loop) complete(c completion) {
 		l.retry = append(l.retry, r)
 		return
 	}
+	r.tComplete = l.now
 	r.wake <- struct{}{}
 }
 

@@ -55,6 +55,9 @@ type Options struct {
 	// would cost two thread wake-ups. At most one request is inline at
 	// a time, so OS threads stay bounded.
 	NoInline bool
+	// Tracer, if set, receives every system call and every request's
+	// timeline (see Tracer). Without one the scheduler reads no clocks.
+	Tracer Tracer
 }
 
 // Scheduler owns one kernel queue and the locked-thread goroutine that
@@ -82,6 +85,7 @@ type Scheduler struct {
 	active   atomic.Int64
 	inline   atomic.Bool
 	noInline bool
+	tracer   Tracer
 
 	exited chan struct{}
 	loop   *loop
@@ -127,7 +131,7 @@ func New(opts Options) (*Scheduler, error) {
 }
 
 func start(b Backend, opts Options) (*Scheduler, error) {
-	s := &Scheduler{backend: b, exited: make(chan struct{}), noInline: opts.NoInline}
+	s := &Scheduler{backend: b, exited: make(chan struct{}), noInline: opts.NoInline, tracer: opts.Tracer}
 	if b == Blocking {
 		close(s.exited)
 		return s, nil
@@ -193,12 +197,31 @@ func (s *Scheduler) release() {
 
 func (s *Scheduler) wakeLoop() {
 	var one = [8]byte{1}
+	var start int64
+	if s.tracer != nil {
+		start = Now()
+	}
 	for {
 		_, err := unix.Write(s.efd, one[:])
 		if err != unix.EINTR {
-			return
+			break
 		}
 	}
+	if s.tracer != nil {
+		s.tracer.SyscallDone(SyscallEvent{Call: SysEventfdWrite, Start: start, End: Now()})
+	}
+}
+
+func (s *Scheduler) traceRequest(r *request, inline bool) {
+	ev := RequestEvent{
+		Op: r.op, Fd: r.fd, Off: r.off, Len: len(r.buf), Backend: s.backend,
+		Inline: inline, Submits: r.submits, N: r.done, Err: r.err,
+		Enqueue: r.tEnqueue, Submit: r.tSubmit, Complete: r.tComplete, Resume: Now(),
+	}
+	if inline {
+		ev.Submit, ev.Complete = ev.Enqueue, ev.Resume
+	}
+	s.tracer.RequestDone(ev)
 }
 
 // do runs r through the scheduler and waits for its completion.
@@ -207,14 +230,20 @@ func (s *Scheduler) do(r *request) (int, error) {
 		putRequest(r)
 		return 0, ErrClosed
 	}
+	t := s.tracer
+	if t != nil {
+		r.tEnqueue = Now()
+	}
+	inline := true
 	switch {
 	case s.backend == Blocking || s.backend == AIO && (r.op == OpNop || r.op == OpFallocate):
 		// AIO has no such opcodes: run them here, as os.File would.
-		blockingDo(r)
+		blockingDo(r, t)
 	case !s.noInline && s.active.Load() == 0 && s.inline.CompareAndSwap(false, true):
-		blockingDo(r)
+		blockingDo(r, t)
 		s.inline.Store(false)
 	default:
+		inline = false
 		s.active.Add(1)
 		s.queued.Add(1)
 		s.incoming <- r
@@ -225,6 +254,9 @@ func (s *Scheduler) do(r *request) (int, error) {
 		s.active.Add(-1)
 	}
 	n, err := r.done, r.err
+	if t != nil {
+		s.traceRequest(r, inline)
+	}
 	putRequest(r)
 	s.release()
 	return n, err

@@ -12,12 +12,13 @@ import (
 // uringQueue drives one io_uring. It is created on the loop's locked thread
 // so that SINGLE_ISSUER/DEFER_TASKRUN bind the ring to that thread.
 type uringQueue struct {
+	tracer  Tracer
 	ring    *uring.Ring
 	cqes    []uring.CQE
 	wakeBuf []byte // 8 bytes outside the heap for the eventfd counter
 }
 
-func newUringQueue(entries uint32, flags uint32) (*uringQueue, error) {
+func newUringQueue(entries uint32, flags uint32, tracer Tracer) (*uringQueue, error) {
 	// The CQ holds every request in flight plus the wake-up read, so it
 	// can never overflow.
 	r, err := uring.Setup(entries, &uring.Params{Flags: flags, CQEntries: 2 * entries, SQThreadCPU: -1})
@@ -29,7 +30,7 @@ func newUringQueue(entries uint32, flags uint32) (*uringQueue, error) {
 		r.Close()
 		return nil, err
 	}
-	return &uringQueue{ring: r, cqes: make([]uring.CQE, 2*entries), wakeBuf: wake}, nil
+	return &uringQueue{tracer: tracer, ring: r, cqes: make([]uring.CQE, 2*entries), wakeBuf: wake}, nil
 }
 
 func (q *uringQueue) sqe() *uring.SQE {
@@ -69,11 +70,19 @@ func (q *uringQueue) armWake(efd int, slot uint32) {
 }
 
 func (q *uringQueue) enter(wait bool) error {
+	var start int64
+	if q.tracer != nil {
+		start = Now()
+	}
+	var n int
 	var err error
 	if wait {
-		_, err = q.ring.SubmitAndWait(1)
+		n, err = q.ring.SubmitAndWait(1)
 	} else {
-		_, err = q.ring.Submit()
+		n, err = q.ring.Submit()
+	}
+	if q.tracer != nil {
+		q.tracer.SyscallDone(SyscallEvent{Call: SysURingEnter, Start: start, End: Now(), Submitted: n, Reaped: int(q.ring.CQReady()), Wait: wait})
 	}
 	return err
 }
