@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -90,7 +92,7 @@ type readAt func(fd int, p []byte, off int64) (int, error)
 //
 //	go test -run '^$' -bench RandRead4K -benchtime 200000x ./sched/
 func BenchmarkRandRead4K(b *testing.B) {
-	for _, g := range []int{1, 128, 10000} {
+	for _, g := range benchGoroutines() {
 		b.Run(fmt.Sprintf("os.File/g=%d", g), func(b *testing.B) {
 			f := openBench(b)
 			benchReads(b, g, int(f.Fd()), func(fd int, p []byte, off int64) (int, error) { return f.ReadAt(p, off) })
@@ -115,6 +117,24 @@ func BenchmarkRandRead4K(b *testing.B) {
 			return s2.ReadAt
 		})
 	})
+}
+
+// benchGoroutines is 1, 128 and 10000, or DISKIO_BENCH_GOROUTINES
+// (comma-separated).
+func benchGoroutines() []int {
+	env := os.Getenv("DISKIO_BENCH_GOROUTINES")
+	if env == "" {
+		return []int{1, 128, 10000}
+	}
+	var gs []int
+	for _, f := range strings.Split(env, ",") {
+		g, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || g <= 0 {
+			panic("DISKIO_BENCH_GOROUTINES: bad count " + f)
+		}
+		gs = append(gs, g)
+	}
+	return gs
 }
 
 func openBench(b *testing.B) *os.File {
