@@ -44,7 +44,7 @@ func newAIOQueue(entries int, tracer Tracer) (*aioQueue, error) {
 	}, nil
 }
 
-func (q *aioQueue) prepare(r *request, slot uint32) {
+func (q *aioQueue) prepare(r *request, slot uint32) bool {
 	cb := &q.iocbs[slot]
 	switch r.op {
 	case OpRead:
@@ -60,7 +60,13 @@ func (q *aioQueue) prepare(r *request, slot uint32) {
 	}
 	cb.Data = uint64(slot)
 	q.pending = append(q.pending, cb)
+	return false
 }
+
+var errAIONoFixed = errors.New("sched: Linux AIO has no registered files or buffers")
+
+func (q *aioQueue) registerFile(int) error   { return errAIONoFixed }
+func (q *aioQueue) unregisterFile(int) error { return errAIONoFixed }
 
 func (q *aioQueue) armWake(efd int, slot uint32) {
 	// A poll does not consume the eventfd's counter; reap drains it when

@@ -16,8 +16,9 @@ type completion struct {
 // thread, owns a queue.
 type queue interface {
 	// prepare queues r (whose remaining bytes start at r.done) under
-	// slot; the loop guarantees a free slot and SQ room.
-	prepare(r *request, slot uint32)
+	// slot; the loop guarantees a free slot and SQ room. It reports
+	// whether a registered buffer is used.
+	prepare(r *request, slot uint32) (fixed bool)
 	// armWake queues a read of the eventfd under slot, so that a
 	// producer's write ends the loop's sleep.
 	armWake(efd int, slot uint32)
@@ -26,6 +27,10 @@ type queue interface {
 	enter(wait bool) error
 	// reap copies available completions into dst without sleeping.
 	reap(dst []completion) (int, error)
+	// registerFile and unregisterFile add fd to, and remove it from, the
+	// kernel's table of registered files (io_uring only).
+	registerFile(fd int) error
+	unregisterFile(fd int) error
 	// close releases the kernel object. The loop calls it only when
 	// nothing is in flight.
 	close() error

@@ -48,6 +48,9 @@ func (s *Scheduler) run(b Backend, opts Options, ready chan<- error) {
 		ready <- err
 		return
 	}
+	if uq, ok := q.(*uringQueue); ok {
+		s.setupFixed(uq, opts)
+	}
 	n := opts.Entries
 	l := &loop{
 		s:        s,
@@ -144,8 +147,17 @@ func (l *loop) accept() bool {
 		select {
 		case r := <-l.s.incoming:
 			l.s.queued.Add(-1)
-			l.submit(r)
 			progress = true
+			switch r.op {
+			case opRegisterFile:
+				r.err = l.q.registerFile(int(r.fd))
+				r.wake <- struct{}{}
+			case opUnregisterFile:
+				r.err = l.q.unregisterFile(int(r.fd))
+				r.wake <- struct{}{}
+			default:
+				l.submit(r)
+			}
 		default:
 			return progress
 		}
@@ -157,7 +169,7 @@ func (l *loop) submit(r *request) {
 	slot := l.free[len(l.free)-1]
 	l.free = l.free[:len(l.free)-1]
 	l.slots[slot] = r
-	l.q.prepare(r, slot)
+	r.fixed = l.q.prepare(r, slot)
 	l.prepared++
 	l.inflight++
 	r.submits++
@@ -208,5 +220,10 @@ func (l *loop) shutdown() {
 	}
 	if err := l.q.close(); err != nil {
 		l.fatal(err)
+	}
+	// Closing the ring dropped its registration of the arena; nothing
+	// the kernel holds points into it any more.
+	if l.s.arena != nil {
+		l.s.arena.close()
 	}
 }

@@ -16,9 +16,14 @@ const (
 	OpFsync
 	OpFdatasync
 	OpFallocate
+
+	// Control requests: handled by the loop itself, never sent to the
+	// kernel queue as I/O.
+	opRegisterFile
+	opUnregisterFile
 )
 
-var opNames = [...]string{"nop", "read", "write", "fsync", "fdatasync", "fallocate"}
+var opNames = [...]string{"nop", "read", "write", "fsync", "fdatasync", "fallocate", "register-file", "unregister-file"}
 
 func (op Op) String() string {
 	if int(op) < len(opNames) {
@@ -45,6 +50,7 @@ type request struct {
 	// Timestamps (nanotime) for the tracer; zero when tracing is off.
 	tEnqueue, tSubmit, tComplete int64
 	submits                      int32
+	fixed                        bool // went through a registered buffer
 }
 
 var requestPool = sync.Pool{New: func() any { return &request{wake: make(chan struct{}, 1)} }}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/diskio-go/diskio/internal/dio"
+	"github.com/diskio-go/diskio/internal/mem"
 )
 
 // Backend names a kernel interface a Scheduler can drive.
@@ -58,6 +59,32 @@ type Options struct {
 	// Tracer, if set, receives every system call and every request's
 	// timeline (see Tracer). Without one the scheduler reads no clocks.
 	Tracer Tracer
+	// FixedBuffers is the size of the memory registered with io_uring as
+	// a fixed buffer (default 4 MiB; negative: none). AllocBuffer hands
+	// it out; reads and writes into it use READ_FIXED/WRITE_FIXED.
+	FixedBuffers int
+	// FixedFiles is the size of io_uring's registered file table
+	// (default 256; negative: none); see RegisterFile.
+	FixedFiles int
+}
+
+// FixedStatus says whether registered buffers and files are in use, and
+// if not, why (for example RLIMIT_MEMLOCK, or a backend without them).
+type FixedStatus struct {
+	Buffers       bool
+	BuffersReason string
+	Files         bool
+	FilesReason   string
+}
+
+func (f FixedStatus) String() string {
+	str := func(ok bool, reason string) string {
+		if ok {
+			return "yes"
+		}
+		return "no (" + reason + ")"
+	}
+	return "fixed buffers: " + str(f.Buffers, f.BuffersReason) + "; fixed files: " + str(f.Files, f.FilesReason)
 }
 
 // Scheduler owns one kernel queue and the locked-thread goroutine that
@@ -87,6 +114,9 @@ type Scheduler struct {
 	noInline bool
 	tracer   Tracer
 
+	arena *arena // registered fixed buffers, nil when not registered
+	fixed FixedStatus
+
 	exited chan struct{}
 	loop   *loop
 }
@@ -104,6 +134,12 @@ func New(opts Options) (*Scheduler, error) {
 	}
 	if opts.Spin == 0 {
 		opts.Spin = 20 * time.Microsecond
+	}
+	if opts.FixedBuffers == 0 {
+		opts.FixedBuffers = 4 << 20
+	}
+	if opts.FixedFiles == 0 {
+		opts.FixedFiles = 256
 	}
 	want := opts.Backend
 	if want == Auto {
@@ -132,6 +168,10 @@ func New(opts Options) (*Scheduler, error) {
 
 func start(b Backend, opts Options) (*Scheduler, error) {
 	s := &Scheduler{backend: b, exited: make(chan struct{}), noInline: opts.NoInline, tracer: opts.Tracer}
+	if b != URing {
+		s.fixed.BuffersReason = "only the io_uring backend registers buffers"
+		s.fixed.FilesReason = "only the io_uring backend registers files"
+	}
 	if b == Blocking {
 		close(s.exited)
 		return s, nil
@@ -156,6 +196,122 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// setupFixed registers the fixed-buffer arena and the file table, on the
+// loop's thread, and records why not when the kernel refuses.
+func (s *Scheduler) setupFixed(q *uringQueue, opts Options) {
+	switch {
+	case opts.FixedBuffers < 0:
+		s.fixed.BuffersReason = "disabled by Options.FixedBuffers"
+	default:
+		a, err := newArena(opts.FixedBuffers)
+		if err == nil {
+			if err = q.registerArena(a); err != nil {
+				a.close()
+			}
+		}
+		if err != nil {
+			s.fixed.BuffersReason = err.Error()
+		} else {
+			s.arena, s.fixed.Buffers = a, true
+		}
+	}
+	switch {
+	case opts.FixedFiles < 0:
+		s.fixed.FilesReason = "disabled by Options.FixedFiles"
+	default:
+		if err := q.registerFileTable(opts.FixedFiles); err != nil {
+			s.fixed.FilesReason = err.Error()
+		} else {
+			s.fixed.Files = true
+		}
+	}
+}
+
+// Fixed reports whether registered buffers and files are in use.
+func (s *Scheduler) Fixed() FixedStatus { return s.fixed }
+
+// AllocBuffer returns n bytes of page-aligned memory for I/O (fit for
+// O_DIRECT). With registered buffers it comes from the registered arena and
+// requests that use it skip per-request page pinning; when the arena is
+// exhausted or absent it is mapped separately, and works the same, only
+// without that saving. Give it back with FreeBuffer.
+func (s *Scheduler) AllocBuffer(n int) ([]byte, error) {
+	if n <= 0 {
+		return nil, fmt.Errorf("sched: AllocBuffer(%d): size must be positive", n)
+	}
+	if s.arena != nil {
+		if b, err := s.arena.alloc(n); err == nil {
+			return b, nil
+		}
+	}
+	return mem.Map(n)
+}
+
+// FreeBuffer returns memory from AllocBuffer. No request may still use it.
+func (s *Scheduler) FreeBuffer(b []byte) error {
+	if len(b) == 0 {
+		return errors.New("sched: FreeBuffer of an empty slice")
+	}
+	if s.arena.contains(b[:1]) {
+		return s.arena.release(b)
+	}
+	return mem.Unmap(b)
+}
+
+// RegisterFile adds fd to io_uring's registered file table, so requests
+// on it skip the kernel's per-request file lookup. Call UnregisterFile
+// before closing fd: the table holds its own reference to the file, and a
+// new file given the same number must not inherit the slot. Requests on fd
+// work whether or not this succeeds.
+func (s *Scheduler) RegisterFile(fd int) error {
+	if !s.fixed.Files {
+		return errors.New("sched: no registered files: " + s.fixed.FilesReason)
+	}
+	r := getRequest()
+	r.op, r.fd = opRegisterFile, int32(fd)
+	_, err := s.control(r)
+	return err
+}
+
+// UnregisterFile removes fd from the registered file table (a no-op when
+// it is not there).
+func (s *Scheduler) UnregisterFile(fd int) error {
+	if !s.fixed.Files {
+		return nil
+	}
+	r := getRequest()
+	r.op, r.fd = opUnregisterFile, int32(fd)
+	_, err := s.control(r)
+	return err
+}
+
+// viaLoop hands r to the loop and waits until it is done. The producer
+// side of the sleep handshake: count the request as queued, send it, and
+// wake the loop only if it announced that it sleeps.
+func (s *Scheduler) viaLoop(r *request) {
+	s.active.Add(1)
+	s.queued.Add(1)
+	s.incoming <- r
+	if s.sleeping.Load() && s.sleeping.CompareAndSwap(true, false) {
+		s.wakeLoop()
+	}
+	<-r.wake
+	s.active.Add(-1)
+}
+
+// control sends a request that the loop handles itself.
+func (s *Scheduler) control(r *request) (int, error) {
+	if !s.acquire() {
+		putRequest(r)
+		return 0, ErrClosed
+	}
+	s.viaLoop(r)
+	err := r.err
+	putRequest(r)
+	s.release()
+	return 0, err
 }
 
 // Backend returns the kernel interface in use.
@@ -215,7 +371,7 @@ func (s *Scheduler) wakeLoop() {
 func (s *Scheduler) traceRequest(r *request, inline bool) {
 	ev := RequestEvent{
 		Op: r.op, Fd: r.fd, Off: r.off, Len: len(r.buf), Backend: s.backend,
-		Inline: inline, Submits: r.submits, N: r.done, Err: r.err,
+		Inline: inline, Fixed: r.fixed, Submits: r.submits, N: r.done, Err: r.err,
 		Enqueue: r.tEnqueue, Submit: r.tSubmit, Complete: r.tComplete, Resume: Now(),
 	}
 	if inline {
@@ -244,14 +400,7 @@ func (s *Scheduler) do(r *request) (int, error) {
 		s.inline.Store(false)
 	default:
 		inline = false
-		s.active.Add(1)
-		s.queued.Add(1)
-		s.incoming <- r
-		if s.sleeping.Load() && s.sleeping.CompareAndSwap(true, false) {
-			s.wakeLoop()
-		}
-		<-r.wake
-		s.active.Add(-1)
+		s.viaLoop(r)
 	}
 	n, err := r.done, r.err
 	if t != nil {

@@ -3,7 +3,10 @@
 package sched
 
 import (
+	"errors"
 	"fmt"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/diskio-go/diskio/internal/mem"
 	"github.com/diskio-go/diskio/uring"
@@ -16,6 +19,10 @@ type uringQueue struct {
 	ring    *uring.Ring
 	cqes    []uring.CQE
 	wakeBuf []byte // 8 bytes outside the heap for the eventfd counter
+
+	arena     *arena  // registered as fixed buffer 0; nil when not registered
+	fileSlot  []int32 // by fd: index in the registered file table, or -1
+	freeSlots []uint32
 }
 
 func newUringQueue(entries uint32, flags uint32, tracer Tracer) (*uringQueue, error) {
@@ -44,15 +51,23 @@ func (q *uringQueue) sqe() *uring.SQE {
 	return sqe
 }
 
-func (q *uringQueue) prepare(r *request, slot uint32) {
+func (q *uringQueue) prepare(r *request, slot uint32) (fixed bool) {
 	sqe := q.sqe()
 	switch r.op {
 	case OpNop:
 		sqe.PrepNop()
 	case OpRead:
-		sqe.PrepRead(int(r.fd), r.remaining(), r.off+int64(r.done))
+		if fixed = q.arena.contains(r.remaining()); fixed {
+			sqe.PrepReadFixed(int(r.fd), r.remaining(), r.off+int64(r.done), 0)
+		} else {
+			sqe.PrepRead(int(r.fd), r.remaining(), r.off+int64(r.done))
+		}
 	case OpWrite:
-		sqe.PrepWrite(int(r.fd), r.remaining(), r.off+int64(r.done))
+		if fixed = q.arena.contains(r.remaining()); fixed {
+			sqe.PrepWriteFixed(int(r.fd), r.remaining(), r.off+int64(r.done), 0)
+		} else {
+			sqe.PrepWrite(int(r.fd), r.remaining(), r.off+int64(r.done))
+		}
 	case OpFsync:
 		sqe.PrepFsync(int(r.fd), 0)
 	case OpFdatasync:
@@ -60,7 +75,83 @@ func (q *uringQueue) prepare(r *request, slot uint32) {
 	case OpFallocate:
 		sqe.PrepFallocate(int(r.fd), r.mode, r.off, r.size)
 	}
+	if r.op != OpNop && int(r.fd) < len(q.fileSlot) && r.fd >= 0 && q.fileSlot[r.fd] >= 0 {
+		sqe.Fd = q.fileSlot[r.fd]
+		sqe.Flags |= uring.IOSQE_FIXED_FILE
+	}
 	sqe.UserData = uint64(slot)
+	return fixed
+}
+
+// registerArena registers a as fixed buffer 0.
+func (q *uringQueue) registerArena(a *arena) error {
+	if err := q.ring.RegisterBuffers([][]byte{a.mem}); err != nil {
+		return err
+	}
+	q.arena = a
+	return nil
+}
+
+// registerFileTable registers an empty table of n files, filled later by
+// registerFile.
+func (q *uringQueue) registerFileTable(n int) error {
+	fds := make([]int32, n)
+	for i := range fds {
+		fds[i] = -1
+	}
+	if err := q.ring.RegisterFiles(fds); err != nil {
+		return err
+	}
+	q.freeSlots = make([]uint32, n)
+	for i := range q.freeSlots {
+		q.freeSlots[i] = uint32(n - 1 - i)
+	}
+	return nil
+}
+
+var (
+	errNoFileTable = errors.New("sched: no registered file table (see Scheduler.Fixed)")
+	errFileTable   = errors.New("sched: registered file table full")
+)
+
+func (q *uringQueue) registerFile(fd int) error {
+	if q.freeSlots == nil {
+		return errNoFileTable
+	}
+	if fd < 0 {
+		return unix.EBADF
+	}
+	if fd < len(q.fileSlot) && q.fileSlot[fd] >= 0 {
+		return nil // already registered
+	}
+	if len(q.freeSlots) == 0 {
+		return errFileTable
+	}
+	slot := q.freeSlots[len(q.freeSlots)-1]
+	if _, err := q.ring.UpdateFiles(slot, []int32{int32(fd)}); err != nil {
+		return err
+	}
+	q.freeSlots = q.freeSlots[:len(q.freeSlots)-1]
+	for len(q.fileSlot) <= fd {
+		q.fileSlot = append(q.fileSlot, -1)
+	}
+	q.fileSlot[fd] = int32(slot)
+	return nil
+}
+
+func (q *uringQueue) unregisterFile(fd int) error {
+	if fd < 0 || fd >= len(q.fileSlot) || q.fileSlot[fd] < 0 {
+		return nil
+	}
+	slot := uint32(q.fileSlot[fd])
+	// Requests already in flight keep their own reference to the file;
+	// emptying the slot only affects requests prepared after this.
+	if _, err := q.ring.UpdateFiles(slot, []int32{-1}); err != nil {
+		return err
+	}
+	q.fileSlot[fd] = -1
+	q.freeSlots = append(q.freeSlots, slot)
+	return nil
 }
 
 func (q *uringQueue) armWake(efd int, slot uint32) {

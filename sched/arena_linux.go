@@ -1,0 +1,110 @@
+//go:build linux
+
+package sched
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"sync"
+	"unsafe"
+
+	"github.com/diskio-go/diskio/internal/mem"
+)
+
+// arena is the memory registered with the kernel as one fixed buffer:
+// reads and writes into it use READ_FIXED/WRITE_FIXED, which skip pinning
+// the pages on every request. It hands out power-of-two blocks of at least
+// minBlock bytes (page aligned, so fit for O_DIRECT), keeps freed blocks on
+// per-size free lists, and never coalesces: storage engines allocate a few
+// block sizes over and over.
+type arena struct {
+	mem        []byte
+	base, end  uintptr
+	mu         sync.Mutex
+	next       int        // bump pointer for blocks never handed out
+	free       [][]uint32 // per size class: offsets of free blocks
+	classOfOff map[uint32]uint8
+}
+
+const minBlock = 4096
+
+func newArena(size int) (*arena, error) {
+	if size < minBlock {
+		return nil, fmt.Errorf("sched: fixed buffer arena of %d bytes is smaller than one block (%d)", size, minBlock)
+	}
+	m, err := mem.Map(size)
+	if err != nil {
+		return nil, err
+	}
+	base := uintptr(unsafe.Pointer(&m[0]))
+	return &arena{
+		mem:        m,
+		base:       base,
+		end:        base + uintptr(size),
+		free:       make([][]uint32, 32),
+		classOfOff: make(map[uint32]uint8),
+	}, nil
+}
+
+// class returns the size class of n bytes: blocks of minBlock<<class.
+func class(n int) uint8 {
+	if n <= minBlock {
+		return 0
+	}
+	return uint8(bits.Len(uint((n - 1) / minBlock)))
+}
+
+var errArenaFull = errors.New("sched: fixed buffer arena exhausted")
+
+func (a *arena) alloc(n int) ([]byte, error) {
+	c := class(n)
+	size := minBlock << c
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if fl := a.free[c]; len(fl) > 0 {
+		off := fl[len(fl)-1]
+		a.free[c] = fl[:len(fl)-1]
+		b := a.mem[off : int(off)+size : int(off)+size]
+		clear(b)
+		return b[:n], nil
+	}
+	if a.next+size > len(a.mem) {
+		return nil, errArenaFull
+	}
+	off := a.next
+	a.next += size
+	a.classOfOff[uint32(off)] = c
+	return a.mem[off : off+n : off+size], nil
+}
+
+// contains reports whether b lies wholly inside the arena.
+func (a *arena) contains(b []byte) bool {
+	if a == nil || len(b) == 0 {
+		return false
+	}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return p >= a.base && p+uintptr(len(b)) <= a.end
+}
+
+func (a *arena) release(b []byte) error {
+	if !a.contains(b[:1]) {
+		return errors.New("sched: FreeBuffer of memory that AllocBuffer did not return")
+	}
+	off := uint32(uintptr(unsafe.Pointer(&b[0])) - a.base)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, ok := a.classOfOff[off]
+	if !ok {
+		return errors.New("sched: FreeBuffer of a slice that does not start a block")
+	}
+	for _, o := range a.free[c] {
+		if o == off {
+			return errors.New("sched: FreeBuffer twice of the same block")
+		}
+	}
+	a.free[c] = append(a.free[c], off)
+	return nil
+}
+
+func (a *arena) close() error { return mem.Unmap(a.mem) }
