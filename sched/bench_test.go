@@ -105,6 +105,19 @@ func BenchmarkRandRead4K(b *testing.B) {
 			})
 		}
 	}
+	// Registered file and buffers (READ_FIXED, IOSQE_FIXED_FILE).
+	b.Run("uring-fixed/g=128", func(b *testing.B) {
+		s := newSched(b, URing, Options{})
+		f := openBench(b)
+		if err := s.RegisterFile(int(f.Fd())); err != nil {
+			b.Fatal(err)
+		}
+		bufs, err := s.AllocBuffer(128 * blockSize)
+		if err != nil || !s.arena.contains(bufs) {
+			b.Fatalf("no registered buffer: %v %s", err, s.Fixed())
+		}
+		benchReadsInto(b, 128, int(f.Fd()), bufs, s.ReadAt)
+	})
 	// Sharding: two schedulers, each goroutine bound to one.
 	b.Run("uring-x2/g=128", func(b *testing.B) {
 		s1, s2 := newSched(b, URing, Options{}), newSched(b, URing, Options{})
@@ -147,9 +160,12 @@ func openBench(b *testing.B) *os.File {
 }
 
 func benchReads(b *testing.B, goroutines, fd int, read readAt, perG ...func() readAt) {
-	blocks := uint64(benchSize() / blockSize)
 	// One aligned 4 KiB buffer per goroutine, from one mapping.
-	bufs := alignedBuf(b, goroutines*blockSize)
+	benchReadsInto(b, goroutines, fd, alignedBuf(b, goroutines*blockSize), read, perG...)
+}
+
+func benchReadsInto(b *testing.B, goroutines, fd int, bufs []byte, read readAt, perG ...func() readAt) {
+	blocks := uint64(benchSize() / blockSize)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	b.SetBytes(blockSize)
