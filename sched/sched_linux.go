@@ -155,6 +155,7 @@ func New(opts Options) (*Scheduler, error) {
 		return nil, fmt.Errorf("sched: unknown backend %q (want uring, aio or blocking)", want)
 	}
 	var reasons []string
+	var errs []error
 	for _, b := range chain {
 		s, err := start(b, opts)
 		if err == nil {
@@ -162,8 +163,12 @@ func New(opts Options) (*Scheduler, error) {
 			return s, nil
 		}
 		reasons = append(reasons, fmt.Sprintf("%s: %v", b, err))
+		errs = append(errs, fmt.Errorf("%s: %w", b, err))
 	}
-	return nil, fmt.Errorf("sched: no backend could start: %s", strings.Join(reasons, "; "))
+	if len(errs) == 1 {
+		return nil, fmt.Errorf("sched: backend %w", errs[0])
+	}
+	return nil, fmt.Errorf("sched: no backend could start: %w", errors.Join(errs...))
 }
 
 func start(b Backend, opts Options) (*Scheduler, error) {

@@ -340,3 +340,45 @@ func TestNoLostWakeups(t *testing.T) {
 		})
 	}
 }
+
+// The start-up chain falls back from uring to aio and keeps the reason.
+func TestFallbackChainKeepsReason(t *testing.T) {
+	t.Setenv("DISKIO_BACKEND", "")
+	// Setup flags no kernel knows make io_uring_setup fail with EINVAL.
+	s, err := New(Options{RingFlags: 1 << 30})
+	require.NoError(t, err)
+	defer s.Close()
+	require.Equal(t, AIO, s.Backend())
+	require.Contains(t, s.FallbackReason(), "uring: io_uring_setup: invalid argument")
+
+	_, err = New(Options{Backend: URing, RingFlags: 1 << 30})
+	require.ErrorIs(t, err, unix.EINVAL)
+
+	_, err = New(Options{Backend: "spdk"})
+	require.ErrorContains(t, err, `unknown backend "spdk"`)
+}
+
+func TestBackendFromEnvironment(t *testing.T) {
+	for _, b := range backends {
+		t.Setenv("DISKIO_BACKEND", string(b))
+		s, err := New(Options{})
+		if err != nil {
+			testenv.Unavailable(t, string(b), err)
+		}
+		require.Equal(t, b, s.Backend())
+		require.Empty(t, s.FallbackReason())
+		require.NoError(t, s.Close())
+	}
+	t.Setenv("DISKIO_BACKEND", "nonsense")
+	_, err := New(Options{})
+	require.Error(t, err)
+}
+
+func TestDefaultIsShared(t *testing.T) {
+	s1, err := Default()
+	require.NoError(t, err)
+	s2, err := Default()
+	require.NoError(t, err)
+	require.Same(t, s1, s2)
+	require.NoError(t, s1.Nop())
+}
