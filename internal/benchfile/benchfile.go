@@ -52,8 +52,23 @@ func Size() int64 {
 // Shared returns the path of a file of size bytes, created on first use in
 // DISKIO_BENCH_DIR (default: the system temporary directory) and reused by
 // every benchmark of the process. Call Remove from TestMain.
+//
+// DISKIO_BENCH_FILE names an existing file of real data to use instead (at
+// least size bytes; it is never removed): writing a 2 GiB file in every
+// benchmark process takes time, and the blocking writes create OS threads
+// that would then count in the benchmark's thread peak.
 func Shared(tb testing.TB, size int64) string {
 	tb.Helper()
+	if p := os.Getenv("DISKIO_BENCH_FILE"); p != "" {
+		st, err := os.Stat(p)
+		if err != nil {
+			tb.Fatalf("DISKIO_BENCH_FILE: %v", err)
+		}
+		if st.Size() < size {
+			tb.Fatalf("DISKIO_BENCH_FILE %s has %d bytes, the benchmark needs %d", p, st.Size(), size)
+		}
+		return p
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if p, ok := files[size]; ok {
