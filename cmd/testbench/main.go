@@ -42,8 +42,13 @@ func main() {
 	size := flag.Int64("size", 1<<30, "test file size in bytes")
 	dur := flag.Duration("duration", 3*time.Second, "duration of each run")
 	gs := flag.String("goroutines", "1,128", "comma-separated goroutine counts")
+	scheds := flag.String("schedulers", "uring,aio,os.File", "comma-separated schedulers to compare (uring, aio, blocking, os.File); os.File last keeps the thread counts of the others clean")
+	noInline := flag.Bool("noinline", false, "send even a lone request through the scheduler loop (no idle fast path)")
+	file := flag.String("file", "", "use this existing file of real data (not removed) instead of writing a temporary one")
 	flag.Parse()
 
+	schedulers = strings.Split(*scheds, ",")
+	schedOpts.NoInline = *noInline
 	report(*dir)
 	if *info {
 		return
@@ -56,11 +61,18 @@ func main() {
 		}
 		counts = append(counts, n)
 	}
-	path, err := makeFile(*dir, *size)
-	if err != nil {
-		fatalf("creating test file: %v", err)
+	path := *file
+	if path == "" {
+		var err error
+		if path, err = makeFile(*dir, *size); err != nil {
+			fatalf("creating test file: %v", err)
+		}
+		defer os.Remove(path)
+	} else if st, err := os.Stat(path); err != nil {
+		fatalf("%v", err)
+	} else {
+		*size = st.Size()
 	}
-	defer os.Remove(path)
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_DIRECT, 0)
 	if err != nil {
 		fatalf("opening with O_DIRECT: %v", err)
@@ -73,7 +85,7 @@ func main() {
 		var base float64
 		// os.File last: the threads it leaves behind would inflate
 		// the counts of the runs after it.
-		for _, name := range []string{"uring", "aio", "os.File"} {
+		for _, name := range schedulers {
 			res, err := run(name, f, *size, g, *dur)
 			if err != nil {
 				fmt.Fprintf(tw, "randread 4k\t%d\t%s\t%v\t\t\t\t\t\t\n", g, name, err)
@@ -97,7 +109,11 @@ func main() {
 	tw.Flush()
 }
 
-var results []result
+var (
+	results    []result
+	schedulers []string
+	schedOpts  sched.Options
+)
 
 type result struct {
 	name           string
@@ -162,7 +178,9 @@ func run(name string, f *os.File, size int64, goroutines int, dur time.Duration)
 	case "os.File":
 		read = f.ReadAt
 	default:
-		s, err := sched.New(sched.Options{Backend: sched.Backend(name)})
+		opts := schedOpts
+		opts.Backend = sched.Backend(name)
+		s, err := sched.New(opts)
 		if err != nil {
 			return result{}, err
 		}
@@ -189,7 +207,9 @@ func run(name string, f *os.File, size int64, goroutines int, dur time.Duration)
 			defer wg.Done()
 			x := uint64(g)*0x9e3779b97f4a7c15 + 1
 			p := bufs[g*bs : (g+1)*bs]
-			lat := make([]time.Duration, 0, 1<<16)
+			// At most 4M latency samples in all: 10,000
+			// goroutines with 64K each would be 5 GB.
+			lat := make([]time.Duration, 0, max(64, (4<<20)/goroutines))
 			for !stop.Load() {
 				x ^= x << 13
 				x ^= x >> 7
@@ -230,8 +250,19 @@ func run(name string, f *os.File, size int64, goroutines int, dur time.Duration)
 
 func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 
+// threads counts the process's OS threads; with DISKIO_TESTBENCH_THREADS
+// set it also prints their names (io_uring's kernel workers are threads of
+// the process too: iou-wrk-*, iou-sqp-*).
 func threads() int {
 	ents, _ := os.ReadDir("/proc/self/task")
+	if os.Getenv("DISKIO_TESTBENCH_THREADS") != "" {
+		var names []string
+		for _, e := range ents {
+			comm, _ := os.ReadFile("/proc/self/task/" + e.Name() + "/comm")
+			names = append(names, strings.TrimSpace(string(comm)))
+		}
+		fmt.Fprintln(os.Stderr, len(ents), names)
+	}
 	return len(ents)
 }
 
