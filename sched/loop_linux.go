@@ -66,7 +66,6 @@ func (s *Scheduler) run(b Backend, opts Options, ready chan<- error) {
 	for i := range l.free {
 		l.free[i] = uint32(n - 1 - i)
 	}
-	s.loop = l
 	ready <- nil
 	l.main()
 	close(s.exited)
@@ -195,8 +194,10 @@ func (l *loop) complete(c completion) {
 	r.wake <- struct{}{}
 }
 
-// fatal handles a failure of the kernel queue itself (not of a request):
-// every request in flight is failed with it, so no caller hangs.
+// fatal handles a failure of the kernel queue itself (not of a request),
+// which the loop's invariants rule out. It panics: the requests in flight
+// may still be written by the kernel, so their callers can neither be
+// failed nor left waiting safely.
 func (l *loop) fatal(err error) {
 	panic("sched: kernel queue failed: " + err.Error())
 }

@@ -46,8 +46,8 @@ type Options struct {
 	// Spin is how long the loop keeps polling for completions and new
 	// requests after its last progress before it sleeps in the kernel
 	// (default 20µs; negative: never spin). Sleeping and being woken
-	// costs 10-25µs of latency on a VM; spinning costs CPU only while
-	// requests keep coming.
+	// costs 10-25µs of latency on a VM; spinning costs at most Spin of
+	// CPU after the last request or completion.
 	Spin time.Duration
 	// NoInline disables the idle fast path: a request that arrives while
 	// the scheduler has nothing queued or in flight is normally issued
@@ -118,7 +118,6 @@ type Scheduler struct {
 	fixed FixedStatus
 
 	exited chan struct{}
-	loop   *loop
 }
 
 const stateClosed = 1 << 63
