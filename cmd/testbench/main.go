@@ -19,11 +19,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/signal"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -68,6 +70,7 @@ func main() {
 			fatalf("creating test file: %v", err)
 		}
 		defer os.Remove(path)
+		removeOnSignal(path)
 	} else if st, err := os.Stat(path); err != nil {
 		fatalf("%v", err)
 	} else {
@@ -270,6 +273,19 @@ func cpuTime() time.Duration {
 	var ru unix.Rusage
 	unix.Getrusage(unix.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// removeOnSignal deletes the temporary file when the run is interrupted, so
+// a Ctrl-C does not leave a gigabyte behind.
+func removeOnSignal(path string) {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-c
+		os.Remove(path)
+		fmt.Fprintf(os.Stderr, "testbench: %v: removed %s\n", sig, path)
+		os.Exit(130)
+	}()
 }
 
 func fatalf(format string, args ...any) {
