@@ -1,0 +1,757 @@
+//go:build linux
+
+package diskio
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/dio"
+	"github.com/diskio-go/diskio/sched"
+)
+
+// File is an open file whose I/O goes through a diskio scheduler. Its
+// methods are safe for concurrent use, with the same guarantees as
+// *os.File's (Read, Write and Seek share one cursor).
+type File struct {
+	name   string
+	osf    *os.File // owns the descriptor; used for Stat and the final close
+	fd     int
+	s      *sched.Scheduler
+	direct bool
+	block  int64 // offset and length alignment with O_DIRECT
+	mem    uintptr
+	acc    int  // O_RDONLY, O_WRONLY or O_RDWR, as the caller opened it
+	append bool // O_APPEND, done here: pwrite on an O_APPEND fd ignores the offset
+	fixed  bool // fd is in the scheduler's registered file table
+
+	// refs is the fdMutex-style count of calls in progress; refClosed
+	// marks Close. Close waits for the count to drain before it touches
+	// the descriptor, so in-flight I/O never meets a closed or reused fd.
+	refs    atomic.Int64
+	drained chan struct{}
+
+	// mu guards the logical size, the on-disk size and the cursor.
+	mu   sync.Mutex
+	size int64 // logical size: what Stat reports and reads stop at
+	disk int64 // on-disk size, larger than size after a padded O_DIRECT write
+	pos  int64
+
+	// posMu serialises Read, Write and Seek, as the kernel's f_pos_lock
+	// does for regular files.
+	posMu sync.Mutex
+
+	locks rangeLocks // blocks being written
+}
+
+const refClosed = 1 << 62
+
+var errWriteAtInAppendMode = errors.New("os: invalid use of WriteAt on file opened with O_APPEND")
+
+// Open opens the named file for reading, like os.Open.
+func Open(name string) (*File, error) { return OpenFile(name, os.O_RDONLY, 0) }
+
+// Create creates or truncates the named file, like os.Create.
+func Create(name string) (*File, error) {
+	return OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
+}
+
+// OpenFile opens the named file with the flags and permissions of
+// os.OpenFile (which does the opening, so errors are exactly its errors),
+// then switches the descriptor to O_DIRECT where the filesystem allows.
+func OpenFile(name string, flag int, perm fs.FileMode, opts ...Option) (*File, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	s := o.sched
+	if s == nil {
+		var err error
+		if s, err = sched.Default(); err != nil {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		}
+	}
+	flag &^= unix.O_DIRECT // ours to decide
+	osf, err := os.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	f := &File{
+		name:    name,
+		osf:     osf,
+		fd:      int(osf.Fd()),
+		s:       s,
+		acc:     flag & (os.O_RDONLY | os.O_WRONLY | os.O_RDWR),
+		append:  flag&os.O_APPEND != 0,
+		drained: make(chan struct{}),
+	}
+	if err := f.setup(o.direct); err != nil {
+		if f.fd != int(osf.Fd()) {
+			unix.Close(f.fd)
+		}
+		osf.Close()
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	// A File dropped without Close must still leave the registered file
+	// table before its descriptor is closed and its number reused (the
+	// os.File's own finalizer runs only after this one).
+	runtime.SetFinalizer(f, (*File).Close)
+	return f, nil
+}
+
+// setup clears O_APPEND on the descriptor, chooses direct or buffered I/O,
+// learns the alignment and the size.
+func (f *File) setup(mode DirectMode) error {
+	fl, err := unix.FcntlInt(uintptr(f.fd), unix.F_GETFL, 0)
+	if err != nil {
+		return err
+	}
+	fl &^= unix.O_APPEND
+	var st unix.Stat_t
+	if err := unix.Fstat(f.fd, &st); err != nil {
+		return err
+	}
+	regular := st.Mode&unix.S_IFMT == unix.S_IFREG
+	if mode != DirectOff && regular && f.acc == os.O_WRONLY {
+		// Read-modify-write of edge blocks needs to read: use a second,
+		// read-write descriptor if the permissions allow; otherwise stay
+		// buffered (no alignment, so no reads needed).
+		if rw, err := unix.Open("/proc/self/fd/"+itoa(f.fd), unix.O_RDWR|unix.O_CLOEXEC, 0); err == nil {
+			f.fd = rw
+		} else if mode == DirectRequired {
+			return err
+		} else {
+			mode = DirectOff
+		}
+	}
+	if mode != DirectOff && regular {
+		if err := setfl(f.fd, fl|unix.O_DIRECT); err == nil {
+			a, aerr := dio.ForFD(f.fd)
+			if aerr == nil {
+				f.direct, f.block, f.mem = true, int64(a.Offset), uintptr(a.Memory)
+			} else if mode == DirectRequired {
+				return aerr
+			}
+		} else if mode == DirectRequired {
+			return &dio.UnsupportedError{Path: f.name, FSType: fsTypeName(f.fd), Err: err}
+		}
+	}
+	if !f.direct {
+		if err := setfl(f.fd, fl); err != nil {
+			return err
+		}
+	}
+	f.size, f.disk = st.Size, st.Size
+	if f.s.RegisterFile(f.fd) == nil {
+		f.fixed = true
+	}
+	return nil
+}
+
+// Name returns the name the file was opened with.
+func (f *File) Name() string { return f.name }
+
+// Fd returns the descriptor the file's I/O uses. With O_DIRECT its offsets,
+// lengths and buffers must be aligned; bypassing the File also bypasses its
+// size tracking.
+func (f *File) Fd() uintptr { return uintptr(f.fd) }
+
+// Direct reports whether the file uses O_DIRECT.
+func (f *File) Direct() bool { return f.direct }
+
+// acquire counts a call in; it fails once Close has begun.
+func (f *File) acquire(op string) error {
+	if f.refs.Add(1)&refClosed != 0 {
+		f.release()
+		return &fs.PathError{Op: op, Path: f.name, Err: os.ErrClosed}
+	}
+	return nil
+}
+
+func (f *File) release() {
+	if f.refs.Add(-1) == refClosed {
+		close(f.drained)
+	}
+}
+
+func (f *File) pathErr(op string, err error) error {
+	if err == nil || err == io.EOF {
+		return err
+	}
+	if errors.Is(err, sched.ErrClosed) {
+		err = os.ErrClosed
+	}
+	return &fs.PathError{Op: op, Path: f.name, Err: err}
+}
+
+// Read reads up to len(b) bytes at the cursor and advances it. At end of
+// file it returns 0, io.EOF.
+func (f *File) Read(b []byte) (int, error) {
+	if err := f.acquire("read"); err != nil {
+		return 0, err
+	}
+	defer f.release()
+	f.posMu.Lock()
+	defer f.posMu.Unlock()
+	if len(b) == 0 {
+		return 0, nil
+	}
+	f.mu.Lock()
+	off := f.pos
+	f.mu.Unlock()
+	n, err := f.readAt(b, off)
+	f.mu.Lock()
+	f.pos += int64(n)
+	f.mu.Unlock()
+	if n == 0 && err == nil {
+		err = io.EOF
+	}
+	if err == io.EOF && n > 0 {
+		err = nil
+	}
+	return n, f.pathErr("read", err)
+}
+
+// ReadAt reads len(b) bytes at off. It returns n < len(b) only with an
+// error, io.EOF at end of file.
+func (f *File) ReadAt(b []byte, off int64) (int, error) {
+	// The order of checks is os.File's.
+	if off < 0 {
+		return 0, &fs.PathError{Op: "readat", Path: f.name, Err: errors.New("negative offset")}
+	}
+	if len(b) == 0 {
+		return 0, nil
+	}
+	if err := f.acquire("read"); err != nil {
+		return 0, err
+	}
+	defer f.release()
+	n, err := f.readAt(b, off)
+	if err == nil && n < len(b) {
+		err = io.EOF
+	}
+	return n, f.pathErr("read", err)
+}
+
+// readAt reads what lies in [off, off+len(b)) below the logical size; it
+// returns fewer bytes (and no error) at end of file.
+func (f *File) readAt(b []byte, off int64) (int, error) {
+	if f.acc == os.O_WRONLY {
+		return 0, syscall.EBADF
+	}
+	f.mu.Lock()
+	size := f.size
+	f.mu.Unlock()
+	if off >= size {
+		return 0, nil
+	}
+	if rest := size - off; int64(len(b)) > rest {
+		b = b[:rest]
+	}
+	if !f.direct || f.aligned(b, off) {
+		return f.s.ReadAt(f.fd, b, off)
+	}
+	// Through bounce buffers, at most maxBounce at a time.
+	done := 0
+	for done < len(b) {
+		chunk := b[done:]
+		start := f.alignDown(off + int64(done))
+		end := f.alignUp(off + int64(done+len(chunk)))
+		if end-start > maxBounce {
+			end = start + maxBounce
+			chunk = chunk[:end-(off+int64(done))]
+		}
+		buf := f.getBounce(int(end - start))
+		n, err := f.s.ReadAt(f.fd, buf, start)
+		skip := int(off + int64(done) - start)
+		m := 0
+		if n > skip {
+			m = copy(chunk, buf[skip:n])
+		}
+		f.putBounce(buf)
+		done += m
+		if err != nil {
+			return done, err
+		}
+		if m < len(chunk) {
+			// The disk ended before the logical size: a hole
+			// or a concurrent truncate. Within the logical size
+			// that reads as zeros.
+			clear(chunk[m:])
+			done += len(chunk) - m
+		}
+	}
+	return done, nil
+}
+
+const maxBounce = 1 << 20
+
+func (f *File) aligned(b []byte, off int64) bool {
+	return off%f.block == 0 && int64(len(b))%f.block == 0 &&
+		uintptr(unsafe.Pointer(unsafe.SliceData(b)))%f.mem == 0
+}
+
+func (f *File) alignDown(off int64) int64 { return off - off%f.block }
+func (f *File) alignUp(off int64) int64   { return f.alignDown(off + f.block - 1) }
+
+// Write writes b at the cursor (at the end with O_APPEND) and advances it.
+func (f *File) Write(b []byte) (int, error) {
+	if err := f.acquire("write"); err != nil {
+		return 0, err
+	}
+	defer f.release()
+	f.posMu.Lock()
+	defer f.posMu.Unlock()
+	f.mu.Lock()
+	off := f.pos
+	if f.append {
+		off = f.size
+	}
+	f.mu.Unlock()
+	n, err := f.writeAt(b, off)
+	f.mu.Lock()
+	f.pos = off + int64(n)
+	f.mu.Unlock()
+	if err == nil && n != len(b) {
+		err = io.ErrShortWrite
+	}
+	return n, f.pathErr("write", err)
+}
+
+// WriteString is like Write, but writes the contents of s.
+func (f *File) WriteString(s string) (int, error) {
+	return f.Write(unsafe.Slice(unsafe.StringData(s), len(s)))
+}
+
+// WriteAt writes b at off. Like os.File it refuses files opened with
+// O_APPEND.
+func (f *File) WriteAt(b []byte, off int64) (int, error) {
+	// The order of checks is os.File's.
+	if f.append {
+		return 0, errWriteAtInAppendMode
+	}
+	if off < 0 {
+		return 0, &fs.PathError{Op: "writeat", Path: f.name, Err: errors.New("negative offset")}
+	}
+	if len(b) == 0 {
+		return 0, nil
+	}
+	if err := f.acquire("write"); err != nil {
+		return 0, err
+	}
+	defer f.release()
+	n, err := f.writeAt(b, off)
+	return n, f.pathErr("write", err)
+}
+
+func (f *File) writeAt(b []byte, off int64) (int, error) {
+	if f.acc == os.O_RDONLY {
+		return 0, syscall.EBADF
+	}
+	if len(b) == 0 {
+		return 0, nil
+	}
+	if !f.direct {
+		n, err := f.s.WriteAt(f.fd, b, off)
+		f.grow(off+int64(n), off+int64(n))
+		return n, err
+	}
+	done := 0
+	for done < len(b) {
+		n, err := f.writeChunk(b[done:], off+int64(done))
+		done += n
+		if err != nil {
+			return done, err
+		}
+	}
+	return done, nil
+}
+
+// writeChunk writes a prefix of b at off through one aligned span of at
+// most maxBounce bytes, reading the partial edge blocks first. The blocks
+// of the span are locked, so writers of other bytes of the same blocks
+// wait instead of overwriting this update with stale data.
+func (f *File) writeChunk(b []byte, off int64) (int, error) {
+	start, end := f.alignDown(off), f.alignUp(off+int64(len(b)))
+	if end-start > maxBounce {
+		end = start + maxBounce
+		b = b[:end-off]
+	}
+	f.locks.lock(start, end)
+	defer f.locks.unlock(start, end)
+
+	if f.aligned(b, off) {
+		n, err := f.s.WriteAt(f.fd, b, off)
+		f.grow(off+int64(n), off+int64(n))
+		return n, err
+	}
+	buf := f.getBounce(int(end - start))
+	defer f.putBounce(buf)
+	f.mu.Lock()
+	size := f.size
+	f.mu.Unlock()
+	// Edge blocks that hold data we keep are read first; the bytes of
+	// them past the logical size are zeros, as a hole reads.
+	wend := off + int64(len(b))
+	if err := f.fillEdge(buf, start, off, wend, size); err != nil {
+		return 0, err
+	}
+	if last := end - f.block; last > start {
+		if err := f.fillEdge(buf[last-start:], last, off, wend, size); err != nil {
+			return 0, err
+		}
+	}
+	copy(buf[off-start:], b)
+	n, err := f.s.WriteAt(f.fd, buf, start)
+	written := 0
+	if n > int(off-start) {
+		written = min(len(b), n-int(off-start))
+	}
+	if err == nil && n < len(buf) {
+		err = io.ErrShortWrite
+	}
+	f.grow(off+int64(written), start+int64(n))
+	return written, err
+}
+
+// fillEdge prepares the block at offset at for a read-modify-write of
+// [off, end): unless the write covers it whole, its current bytes below the
+// logical size, zeros above.
+func (f *File) fillEdge(blk []byte, at, off, end, size int64) error {
+	blk = blk[:f.block]
+	if off <= at && at+f.block <= end {
+		return nil // overwritten whole
+	}
+	if at >= size {
+		clear(blk)
+		return nil
+	}
+	n, err := f.s.ReadAt(f.fd, blk, at)
+	if err != nil {
+		return err
+	}
+	if keep := size - at; keep < int64(n) {
+		n = int(keep)
+	}
+	clear(blk[n:])
+	return nil
+}
+
+// grow records a write that ended at logical end and on-disk end.
+func (f *File) grow(end, diskEnd int64) {
+	f.mu.Lock()
+	f.size = max(f.size, end)
+	f.disk = max(f.disk, diskEnd)
+	f.mu.Unlock()
+}
+
+// Seek sets the cursor for the next Read or Write, like os.File.Seek
+// (io.SeekEnd is relative to the logical size).
+func (f *File) Seek(offset int64, whence int) (int64, error) {
+	if err := f.acquire("seek"); err != nil {
+		return 0, err
+	}
+	defer f.release()
+	f.posMu.Lock()
+	defer f.posMu.Unlock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var base int64
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		base = f.pos
+	case io.SeekEnd:
+		base = f.size
+	default:
+		return 0, &fs.PathError{Op: "seek", Path: f.name, Err: syscall.EINVAL}
+	}
+	if base+offset < 0 {
+		return 0, &fs.PathError{Op: "seek", Path: f.name, Err: syscall.EINVAL}
+	}
+	f.pos = base + offset
+	return f.pos, nil
+}
+
+// Stat returns the file's FileInfo; Size is the exact logical size.
+func (f *File) Stat() (fs.FileInfo, error) {
+	if err := f.acquire("stat"); err != nil {
+		return nil, err
+	}
+	defer f.release()
+	fi, err := f.osf.Stat()
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return fileInfo{fi, f.size}, nil
+}
+
+type fileInfo struct {
+	fs.FileInfo
+	size int64
+}
+
+func (fi fileInfo) Size() int64 { return fi.size }
+
+// Truncate changes the size of the file, like os.File.Truncate.
+func (f *File) Truncate(size int64) error {
+	if err := f.acquire("truncate"); err != nil {
+		return err
+	}
+	defer f.release()
+	if size < 0 {
+		return &fs.PathError{Op: "truncate", Path: f.name, Err: syscall.EINVAL}
+	}
+	if f.acc == os.O_RDONLY {
+		return &fs.PathError{Op: "truncate", Path: f.name, Err: syscall.EINVAL}
+	}
+	f.locks.lock(0, maxOffset)
+	defer f.locks.unlock(0, maxOffset)
+	if err := ignoringEINTR(func() error { return unix.Ftruncate(f.fd, size) }); err != nil {
+		return &fs.PathError{Op: "truncate", Path: f.name, Err: err}
+	}
+	f.mu.Lock()
+	f.size, f.disk = size, size
+	f.mu.Unlock()
+	return nil
+}
+
+const maxOffset = 1<<63 - 1
+
+// trimPadding cuts the zeros a padded O_DIRECT write left past the logical
+// size, so that the file's size on disk is exact.
+func (f *File) trimPadding() error {
+	f.locks.lock(0, maxOffset)
+	defer f.locks.unlock(0, maxOffset)
+	f.mu.Lock()
+	size, disk := f.size, f.disk
+	f.mu.Unlock()
+	if disk == size {
+		return nil
+	}
+	if err := ignoringEINTR(func() error { return unix.Ftruncate(f.fd, size) }); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.disk = size
+	f.mu.Unlock()
+	return nil
+}
+
+// Sync commits the file's contents and its exact size to stable storage.
+func (f *File) Sync() error {
+	if err := f.acquire("sync"); err != nil {
+		return err
+	}
+	defer f.release()
+	if err := f.trimPadding(); err != nil {
+		return &fs.PathError{Op: "sync", Path: f.name, Err: err}
+	}
+	return f.pathErr("sync", f.s.Fsync(f.fd))
+}
+
+// Datasync commits the file's data (fdatasync): like Sync, without
+// metadata that is not needed to read the data back.
+func (f *File) Datasync() error {
+	if err := f.acquire("datasync"); err != nil {
+		return err
+	}
+	defer f.release()
+	if err := f.trimPadding(); err != nil {
+		return &fs.PathError{Op: "datasync", Path: f.name, Err: err}
+	}
+	return f.pathErr("datasync", f.s.Fdatasync(f.fd))
+}
+
+// Preallocate reserves disk space for [off, off+n) with fallocate, growing
+// the file if the range ends past it. Appending into preallocated space
+// costs no block allocation per write.
+func (f *File) Preallocate(off, n int64) error {
+	if err := f.acquire("preallocate"); err != nil {
+		return err
+	}
+	defer f.release()
+	if off < 0 || n <= 0 {
+		return &fs.PathError{Op: "preallocate", Path: f.name, Err: syscall.EINVAL}
+	}
+	f.locks.lock(0, maxOffset)
+	defer f.locks.unlock(0, maxOffset)
+	if err := f.s.Fallocate(f.fd, 0, off, n); err != nil {
+		return f.pathErr("preallocate", err)
+	}
+	f.mu.Lock()
+	f.size, f.disk = max(f.size, off+n), max(f.disk, off+n)
+	f.mu.Unlock()
+	return nil
+}
+
+// Close waits for the calls in progress, trims padding so the size on disk
+// is exact, and closes the file. Calls after Close fail with os.ErrClosed.
+func (f *File) Close() error {
+	for {
+		old := f.refs.Load()
+		if old&refClosed != 0 {
+			return &fs.PathError{Op: "close", Path: f.name, Err: os.ErrClosed}
+		}
+		if f.refs.CompareAndSwap(old, old|refClosed) {
+			if old == 0 {
+				close(f.drained)
+			}
+			break
+		}
+	}
+	<-f.drained
+	runtime.SetFinalizer(f, nil)
+	terr := f.trimPadding()
+	if f.fixed {
+		// Before the descriptor is closed: a new file given the same
+		// number must not inherit the registered slot.
+		f.s.UnregisterFile(f.fd)
+	}
+	if f.fd != int(f.osf.Fd()) {
+		unix.Close(f.fd)
+	}
+	cerr := f.osf.Close()
+	if terr != nil {
+		return &fs.PathError{Op: "close", Path: f.name, Err: terr}
+	}
+	return cerr
+}
+
+func setfl(fd, fl int) error {
+	_, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl)
+	return err
+}
+
+func ignoringEINTR(fn func() error) error {
+	for {
+		if err := fn(); err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// rangeLocks locks byte ranges [start, end) of a file. Writers of
+// overlapping block spans wait for each other; disjoint spans proceed in
+// parallel.
+type rangeLocks struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	active [][2]int64
+}
+
+func (l *rangeLocks) lock(start, end int64) {
+	l.mu.Lock()
+	if l.cond == nil {
+		l.cond = sync.NewCond(&l.mu)
+	}
+	for l.overlaps(start, end) {
+		l.cond.Wait()
+	}
+	l.active = append(l.active, [2]int64{start, end})
+	l.mu.Unlock()
+}
+
+func (l *rangeLocks) overlaps(start, end int64) bool {
+	for _, r := range l.active {
+		if start < r[1] && r[0] < end {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *rangeLocks) unlock(start, end int64) {
+	l.mu.Lock()
+	for i, r := range l.active {
+		if r[0] == start && r[1] == end {
+			l.active[i] = l.active[len(l.active)-1]
+			l.active = l.active[:len(l.active)-1]
+			break
+		}
+	}
+	l.cond.Broadcast()
+	l.mu.Unlock()
+}
+
+// Bounce buffers come from the scheduler (so they are registered buffers
+// where io_uring allows) and are kept for reuse, per scheduler and size.
+type bouncePool struct {
+	mu   sync.Mutex
+	free map[int][][]byte
+}
+
+var bouncePools sync.Map // *sched.Scheduler -> *bouncePool
+
+func (f *File) getBounce(n int) []byte {
+	p := f.pool()
+	p.mu.Lock()
+	if l := p.free[n]; len(l) > 0 {
+		b := l[len(l)-1]
+		p.free[n] = l[:len(l)-1]
+		p.mu.Unlock()
+		return b
+	}
+	p.mu.Unlock()
+	b, err := f.s.AllocBuffer(n)
+	if err != nil {
+		// Out of memory for buffers: nothing sensible is left to do.
+		panic("diskio: allocating a bounce buffer: " + err.Error())
+	}
+	return b
+}
+
+// maxPooled caps the buffers kept per size; more are given back.
+const maxPooled = 64
+
+func (f *File) putBounce(b []byte) {
+	p := f.pool()
+	p.mu.Lock()
+	if len(p.free[len(b)]) < maxPooled {
+		p.free[len(b)] = append(p.free[len(b)], b)
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	f.s.FreeBuffer(b)
+}
+
+func (f *File) pool() *bouncePool {
+	if p, ok := bouncePools.Load(f.s); ok {
+		return p.(*bouncePool)
+	}
+	p, _ := bouncePools.LoadOrStore(f.s, &bouncePool{free: make(map[int][][]byte)})
+	return p.(*bouncePool)
+}
+
+func fsTypeName(fd int) string {
+	var st unix.Statfs_t
+	if unix.Fstatfs(fd, &st) != nil {
+		return "unknown"
+	}
+	return dio.FSTypeName(uint32(st.Type))
+}
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			return string(b[i:])
+		}
+	}
+}
