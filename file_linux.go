@@ -695,31 +695,44 @@ type bouncePool struct {
 var bouncePools sync.Map // *sched.Scheduler -> *bouncePool
 
 func (f *File) getBounce(n int) []byte {
+	c := bounceClass(n)
 	p := f.pool()
 	p.mu.Lock()
-	if l := p.free[n]; len(l) > 0 {
+	if l := p.free[c]; len(l) > 0 {
 		b := l[len(l)-1]
-		p.free[n] = l[:len(l)-1]
+		p.free[c] = l[:len(l)-1]
 		p.mu.Unlock()
-		return b
+		return b[:n]
 	}
 	p.mu.Unlock()
-	b, err := f.s.AllocBuffer(n)
+	b, err := f.s.AllocBuffer(c)
 	if err != nil {
 		// Out of memory for buffers: nothing sensible is left to do.
 		panic("diskio: allocating a bounce buffer: " + err.Error())
 	}
-	return b
+	return b[:n]
+}
+
+// bounceClass rounds n up to a power of two of at least 4 KiB, so that
+// spans of many lengths share a few pools.
+func bounceClass(n int) int {
+	c := 4096
+	for c < n {
+		c <<= 1
+	}
+	return c
 }
 
 // maxPooled caps the buffers kept per size; more are given back.
 const maxPooled = 64
 
 func (f *File) putBounce(b []byte) {
+	c := bounceClass(len(b))
+	b = b[:c] // getBounce allocated c bytes
 	p := f.pool()
 	p.mu.Lock()
-	if len(p.free[len(b)]) < maxPooled {
-		p.free[len(b)] = append(p.free[len(b)], b)
+	if len(p.free[c]) < maxPooled {
+		p.free[c] = append(p.free[c], b)
 		p.mu.Unlock()
 		return
 	}
