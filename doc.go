@@ -7,7 +7,11 @@
 // unaligned writes read, modify and write the edge blocks under a lock on
 // the blocks they touch, so concurrent writers of different bytes of one
 // block never lose each other's update; the logical size is tracked exactly
-// and is the size on disk after Sync and Close. Where the filesystem refuses
+// and is the size on disk after Sync and Close. An unaligned write that grows
+// the file writes whole blocks, so until the next Sync or Close the file on
+// disk is longer than its logical size (zeros past it); in that window this
+// File does not see size changes made through other descriptors. Otherwise
+// it sees them, as os.File does. Where the filesystem refuses
 // O_DIRECT, the file is opened buffered (still through the scheduler) and
 // Direct reports it; WithDirect(DirectRequired) makes that an error instead.
 //

@@ -71,7 +71,9 @@ func Create(name string) (*File, error) {
 func OpenFile(name string, flag int, perm fs.FileMode, opts ...Option) (*File, error) {
 	var o options
 	for _, opt := range opts {
-		opt(&o)
+		if opt != nil {
+			opt(&o)
+		}
 	}
 	s := o.sched
 	if s == nil {
@@ -248,14 +250,19 @@ func (f *File) readAt(b []byte, off int64) (int, error) {
 	if f.acc == os.O_WRONLY {
 		return 0, syscall.EBADF
 	}
+	// Only while our own padded writes are outstanding does the file on
+	// disk extend past the logical size; otherwise the kernel's end of
+	// file is the truth (other descriptors may have moved it).
 	f.mu.Lock()
-	size := f.size
+	size, padded := f.size, f.disk != f.size
 	f.mu.Unlock()
-	if off >= size {
-		return 0, nil
-	}
-	if rest := size - off; int64(len(b)) > rest {
-		b = b[:rest]
+	if padded {
+		if off >= size {
+			return 0, nil
+		}
+		if rest := size - off; int64(len(b)) > rest {
+			b = b[:rest]
+		}
 	}
 	if !f.direct || f.aligned(b, off) {
 		return f.s.ReadAt(f.fd, b, off)
@@ -279,18 +286,35 @@ func (f *File) readAt(b []byte, off int64) (int, error) {
 		}
 		f.putBounce(buf)
 		done += m
-		if err != nil {
-			return done, err
-		}
-		if m < len(chunk) {
-			// The disk ended before the logical size: a hole
-			// or a concurrent truncate. Within the logical size
-			// that reads as zeros.
-			clear(chunk[m:])
-			done += len(chunk) - m
+		if err != nil || m < len(chunk) {
+			return done, err // end of file
 		}
 	}
 	return done, nil
+}
+
+// sizeNow returns the logical size. Without padding of our own outstanding
+// it asks the kernel, since other descriptors may have changed the size;
+// with padding outstanding (between an unaligned O_DIRECT write that grew
+// the file and the next Sync or Close) our record is the truth and other
+// descriptors' changes to the size are not seen.
+func (f *File) sizeNow() (int64, error) {
+	f.mu.Lock()
+	if f.disk != f.size {
+		defer f.mu.Unlock()
+		return f.size, nil
+	}
+	f.mu.Unlock()
+	var st unix.Stat_t
+	if err := unix.Fstat(f.fd, &st); err != nil {
+		return 0, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.disk == f.size {
+		f.size, f.disk = st.Size, st.Size
+	}
+	return f.size, nil
 }
 
 const maxBounce = 1 << 20
@@ -313,10 +337,14 @@ func (f *File) Write(b []byte) (int, error) {
 	defer f.posMu.Unlock()
 	f.mu.Lock()
 	off := f.pos
-	if f.append {
-		off = f.size
-	}
 	f.mu.Unlock()
+	if f.append {
+		size, err := f.sizeNow()
+		if err != nil {
+			return 0, f.pathErr("write", err)
+		}
+		off = size
+	}
 	n, err := f.writeAt(b, off)
 	f.mu.Lock()
 	f.pos = off + int64(n)
@@ -396,9 +424,10 @@ func (f *File) writeChunk(b []byte, off int64) (int, error) {
 	}
 	buf := f.getBounce(int(end - start))
 	defer f.putBounce(buf)
-	f.mu.Lock()
-	size := f.size
-	f.mu.Unlock()
+	size, err := f.sizeNow()
+	if err != nil {
+		return 0, err
+	}
 	// Edge blocks that hold data we keep are read first; the bytes of
 	// them past the logical size are zeros, as a hole reads.
 	wend := off + int64(len(b))
@@ -463,6 +492,13 @@ func (f *File) Seek(offset int64, whence int) (int64, error) {
 	defer f.release()
 	f.posMu.Lock()
 	defer f.posMu.Unlock()
+	var size int64
+	if whence == io.SeekEnd {
+		var err error
+		if size, err = f.sizeNow(); err != nil {
+			return 0, f.pathErr("seek", err)
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var base int64
@@ -471,7 +507,7 @@ func (f *File) Seek(offset int64, whence int) (int64, error) {
 	case io.SeekCurrent:
 		base = f.pos
 	case io.SeekEnd:
-		base = f.size
+		base = size
 	default:
 		return 0, &fs.PathError{Op: "seek", Path: f.name, Err: syscall.EINVAL}
 	}
@@ -494,6 +530,11 @@ func (f *File) Stat() (fs.FileInfo, error) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.disk == f.size {
+		// No padding of ours: the kernel's size is the truth.
+		f.size, f.disk = fi.Size(), fi.Size()
+		return fi, nil
+	}
 	return fileInfo{fi, f.size}, nil
 }
 

@@ -1,0 +1,61 @@
+//go:build linux
+
+package diskio
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Changes to the size made through other descriptors are seen, as with
+// os.File (reported by the DirFS work: the size used to be fixed at open).
+func TestSizeChangedElsewhereIsSeen(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, os.WriteFile(name, []byte("hello"), 0o644))
+	r, err := Open(name)
+	require.NoError(t, err)
+	defer r.Close()
+
+	require.NoError(t, os.WriteFile(name, []byte("hello, world"), 0o644)) // grown elsewhere
+	b, err := io.ReadAll(r)
+	require.NoError(t, err)
+	require.Equal(t, "hello, world", string(b))
+	fi, err := r.Stat()
+	require.NoError(t, err)
+	require.Equal(t, int64(12), fi.Size())
+	end, err := r.Seek(0, io.SeekEnd)
+	require.NoError(t, err)
+	require.Equal(t, int64(12), end)
+
+	require.NoError(t, os.Truncate(name, 2)) // shrunk elsewhere
+	buf := make([]byte, 12)
+	n, err := r.ReadAt(buf, 0)
+	require.Equal(t, io.EOF, err)
+	require.Equal(t, "he", string(buf[:n]))
+}
+
+// An O_APPEND writer appends after what another descriptor appended.
+func TestAppendAfterOtherWriter(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "log")
+	f, err := OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	require.NoError(t, err)
+	defer f.Close()
+	_, err = f.WriteString("one\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Sync()) // no padding outstanding
+	other, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = other.WriteString("two\n")
+	require.NoError(t, err)
+	require.NoError(t, other.Close())
+	_, err = f.WriteString("three\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	got, err := os.ReadFile(name)
+	require.NoError(t, err)
+	require.Equal(t, "one\ntwo\nthree\n", string(got))
+}
