@@ -37,8 +37,9 @@ type File struct {
 	// refs is the fdMutex-style count of calls in progress; refClosed
 	// marks Close. Close waits for the count to drain before it touches
 	// the descriptor, so in-flight I/O never meets a closed or reused fd.
-	refs    atomic.Int64
-	drained chan struct{}
+	refs      atomic.Int64
+	drained   chan struct{}
+	drainOnce sync.Once // late callers also bring the count back to refClosed
 
 	// mu guards the logical size, the on-disk size and the cursor.
 	mu   sync.Mutex
@@ -181,7 +182,7 @@ func (f *File) acquire(op string) error {
 
 func (f *File) release() {
 	if f.refs.Add(-1) == refClosed {
-		close(f.drained)
+		f.drainOnce.Do(func() { close(f.drained) })
 	}
 }
 
@@ -333,6 +334,14 @@ func (f *File) Write(b []byte) (int, error) {
 		return 0, err
 	}
 	defer f.release()
+	if len(b) == 0 {
+		// write(2) of nothing: no cursor move, not even to the end
+		// with O_APPEND; only the access mode is checked.
+		if f.acc == os.O_RDONLY {
+			return 0, f.pathErr("write", syscall.EBADF)
+		}
+		return 0, nil
+	}
 	f.posMu.Lock()
 	defer f.posMu.Unlock()
 	f.mu.Lock()
@@ -514,6 +523,11 @@ func (f *File) Seek(offset int64, whence int) (int64, error) {
 	if base+offset < 0 {
 		return 0, &fs.PathError{Op: "seek", Path: f.name, Err: syscall.EINVAL}
 	}
+	// The kernel decides what offsets the filesystem allows (ext4 refuses
+	// past 16 TiB): ask it with the absolute target.
+	if _, err := unix.Seek(f.fd, base+offset, io.SeekStart); err != nil {
+		return 0, &fs.PathError{Op: "seek", Path: f.name, Err: err}
+	}
 	f.pos = base + offset
 	return f.pos, nil
 }
@@ -647,7 +661,7 @@ func (f *File) Close() error {
 		}
 		if f.refs.CompareAndSwap(old, old|refClosed) {
 			if old == 0 {
-				close(f.drained)
+				f.drainOnce.Do(func() { close(f.drained) })
 			}
 			break
 		}

@@ -106,6 +106,8 @@ type Scheduler struct {
 	queued   atomic.Int64
 	sleeping atomic.Bool
 	efd      int
+	efdMu    sync.RWMutex // efdOpen changes under the write lock
+	efdOpen  bool
 
 	// active counts requests handed to the loop and not yet returned;
 	// inline is held by the one caller on the idle fast path.
@@ -191,7 +193,7 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 	if err != nil {
 		return nil, os.NewSyscallError("eventfd", err)
 	}
-	s.efd = efd
+	s.efd, s.efdOpen = efd, true
 	s.incoming = make(chan *request, 4*opts.Entries)
 	ready := make(chan error, 1)
 	go s.run(b, opts, ready)
@@ -356,6 +358,13 @@ func (s *Scheduler) release() {
 }
 
 func (s *Scheduler) wakeLoop() {
+	// A caller arriving after Close may still get here: the eventfd
+	// must not be written once closed (its number may be reused).
+	s.efdMu.RLock()
+	defer s.efdMu.RUnlock()
+	if !s.efdOpen {
+		return
+	}
 	var one = [8]byte{1}
 	var start int64
 	if s.tracer != nil {
@@ -482,6 +491,9 @@ func (s *Scheduler) Close() error {
 	}
 	<-s.exited
 	if s.backend != Blocking {
+		s.efdMu.Lock()
+		defer s.efdMu.Unlock()
+		s.efdOpen = false
 		return os.NewSyscallError("close", unix.Close(s.efd))
 	}
 	return nil
