@@ -42,10 +42,11 @@ type File struct {
 	drainOnce sync.Once // late callers also bring the count back to refClosed
 
 	// mu guards the logical size, the on-disk size and the cursor.
-	mu   sync.Mutex
-	size int64 // logical size: what Stat reports and reads stop at
-	disk int64 // on-disk size, larger than size after a padded O_DIRECT write
-	pos  int64
+	mu      sync.Mutex
+	size    int64 // logical size: what Stat reports and reads stop at
+	disk    int64 // on-disk size, larger than size after a padded O_DIRECT write
+	writing int   // writes in flight: the kernel's size may hold their padding
+	pos     int64
 
 	// posMu serialises Read, Write and Seek, as the kernel's f_pos_lock
 	// does for regular files.
@@ -255,7 +256,7 @@ func (f *File) readAt(b []byte, off int64) (int, error) {
 	// disk extend past the logical size; otherwise the kernel's end of
 	// file is the truth (other descriptors may have moved it).
 	f.mu.Lock()
-	size, padded := f.size, f.disk != f.size
+	size, padded := f.size, !f.settled()
 	f.mu.Unlock()
 	if padded {
 		if off >= size {
@@ -294,6 +295,11 @@ func (f *File) readAt(b []byte, off int64) (int, error) {
 	return done, nil
 }
 
+// settled reports (with f.mu held) that the kernel's size is the logical
+// size: no padding of ours is outstanding and no write of ours is in
+// flight (it may have padded already without having told us).
+func (f *File) settled() bool { return f.disk == f.size && f.writing == 0 }
+
 // sizeNow returns the logical size. Without padding of our own outstanding
 // it asks the kernel, since other descriptors may have changed the size;
 // with padding outstanding (between an unaligned O_DIRECT write that grew
@@ -301,7 +307,7 @@ func (f *File) readAt(b []byte, off int64) (int, error) {
 // descriptors' changes to the size are not seen.
 func (f *File) sizeNow() (int64, error) {
 	f.mu.Lock()
-	if f.disk != f.size {
+	if !f.settled() {
 		defer f.mu.Unlock()
 		return f.size, nil
 	}
@@ -312,7 +318,7 @@ func (f *File) sizeNow() (int64, error) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.disk == f.size {
+	if f.settled() {
 		f.size, f.disk = st.Size, st.Size
 	}
 	return f.size, nil
@@ -398,6 +404,7 @@ func (f *File) writeAt(b []byte, off int64) (int, error) {
 		return 0, nil
 	}
 	if !f.direct {
+		f.startWrite()
 		n, err := f.s.WriteAt(f.fd, b, off)
 		f.grow(off+int64(n), off+int64(n))
 		return n, err
@@ -427,6 +434,7 @@ func (f *File) writeChunk(b []byte, off int64) (int, error) {
 	defer f.locks.unlock(start, end)
 
 	if f.aligned(b, off) {
+		f.startWrite()
 		n, err := f.s.WriteAt(f.fd, b, off)
 		f.grow(off+int64(n), off+int64(n))
 		return n, err
@@ -449,6 +457,7 @@ func (f *File) writeChunk(b []byte, off int64) (int, error) {
 		}
 	}
 	copy(buf[off-start:], b)
+	f.startWrite()
 	n, err := f.s.WriteAt(f.fd, buf, start)
 	written := 0
 	if n > int(off-start) {
@@ -484,11 +493,19 @@ func (f *File) fillEdge(blk []byte, at, off, end, size int64) error {
 	return nil
 }
 
+// startWrite counts a write in flight; grow counts it out.
+func (f *File) startWrite() {
+	f.mu.Lock()
+	f.writing++
+	f.mu.Unlock()
+}
+
 // grow records a write that ended at logical end and on-disk end.
 func (f *File) grow(end, diskEnd int64) {
 	f.mu.Lock()
 	f.size = max(f.size, end)
 	f.disk = max(f.disk, diskEnd)
+	f.writing--
 	f.mu.Unlock()
 }
 
@@ -544,7 +561,7 @@ func (f *File) Stat() (fs.FileInfo, error) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.disk == f.size {
+	if f.settled() {
 		// No padding of ours: the kernel's size is the truth.
 		f.size, f.disk = fi.Size(), fi.Size()
 		return fi, nil
