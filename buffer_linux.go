@@ -105,21 +105,6 @@ func (f *File) readSpan(off, end int64) (span, int, error) {
 	return span{start: start, mem: m}, got, err
 }
 
-// Range is one piece of a file for ReadMany.
-type Range struct {
-	Off int64
-	Len int
-}
-
-// ReadManyOptions tune ReadMany's merging.
-type ReadManyOptions struct {
-	// MaxMerge caps the size of one merged read (default 128 KiB).
-	MaxMerge int
-	// MaxGap merges ranges up to this many bytes apart (default 0:
-	// only overlapping or adjacent ranges, after block alignment).
-	MaxGap int
-}
-
 // ReadMany reads every range, merging ranges that overlap or lie close
 // together into single reads of at most MaxMerge bytes (Glommio's
 // read_many), issuing the merged reads concurrently, and returns one Buffer

@@ -33,14 +33,6 @@ type streamSlot struct {
 	busy bool
 }
 
-// StreamOptions size a StreamReader. Zero values choose 512 KiB buffers
-// and a read-ahead of 8 (Glommio's scan on this class of hardware
-// saturates around there; measure with cmd/testbench).
-type StreamOptions struct {
-	BufferSize int // bytes per read, rounded up to the alignment
-	ReadAhead  int // reads kept in flight
-}
-
 // NewStreamReader starts reading f at off with opts.ReadAhead reads in
 // flight. It reads up to the file's size at the time of the call.
 func (f *File) NewStreamReader(off int64, opts StreamOptions) (*StreamReader, error) {

@@ -1,0 +1,24 @@
+package diskio
+
+// StreamOptions size a StreamReader. Zero values choose 512 KiB buffers
+// and a read-ahead of 8 (Glommio's scan on this class of hardware
+// saturates around there; measure with BenchmarkScan).
+type StreamOptions struct {
+	BufferSize int // bytes per read, rounded up to the alignment
+	ReadAhead  int // reads kept in flight
+}
+
+// Range is one piece of a file for ReadMany.
+type Range struct {
+	Off int64
+	Len int
+}
+
+// ReadManyOptions tune ReadMany's merging.
+type ReadManyOptions struct {
+	// MaxMerge caps the size of one merged read (default 128 KiB).
+	MaxMerge int
+	// MaxGap merges ranges up to this many bytes apart (default 0:
+	// only overlapping or adjacent ranges, after block alignment).
+	MaxGap int
+}

@@ -1,0 +1,130 @@
+//go:build !linux
+
+package diskio
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"io/fs"
+)
+
+// On systems other than Linux the fast paths keep their API and semantics
+// on plain os.File calls: no direct I/O, no registered memory, no read-ahead
+// beyond the kernel's.
+
+// Buffer is file data returned by ReadBuffer and ReadMany.
+type Buffer struct{ data []byte }
+
+// Bytes returns the data. It is valid until Release.
+func (b *Buffer) Bytes() []byte { return b.data }
+
+// Release gives the buffer back (a no-op here).
+func (b *Buffer) Release() { b.data = nil }
+
+// ReadBuffer reads n bytes at off into a new buffer; near the end of the
+// file Bytes is shorter than n and the error is io.EOF.
+func (f *File) ReadBuffer(off int64, n int) (*Buffer, error) {
+	if off < 0 || n < 0 {
+		return nil, &fs.PathError{Op: "read", Path: f.Name(), Err: errors.New("negative offset or length")}
+	}
+	buf := make([]byte, n)
+	m, err := f.ReadAt(buf, off)
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	return &Buffer{data: buf[:m]}, err
+}
+
+// ReadMany reads every range, one ReadAt each.
+func (f *File) ReadMany(ranges []Range, opts ReadManyOptions) ([]*Buffer, error) {
+	out := make([]*Buffer, len(ranges))
+	for i, r := range ranges {
+		b, err := f.ReadBuffer(r.Off, r.Len)
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		out[i] = b
+	}
+	return out, nil
+}
+
+// StreamReader reads a File front to back through a buffer of BufferSize.
+type StreamReader struct {
+	r      *bufio.Reader
+	closed bool
+	name   string
+}
+
+// NewStreamReader starts reading f at off.
+func (f *File) NewStreamReader(off int64, opts StreamOptions) (*StreamReader, error) {
+	if off < 0 {
+		return nil, &fs.PathError{Op: "stream", Path: f.Name(), Err: errors.New("negative offset")}
+	}
+	if opts.BufferSize <= 0 {
+		opts.BufferSize = 512 << 10
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	sr := io.NewSectionReader(f, off, max(st.Size()-off, 0))
+	return &StreamReader{r: bufio.NewReaderSize(sr, opts.BufferSize), name: f.Name()}, nil
+}
+
+// Read copies the next bytes of the file into p.
+func (r *StreamReader) Read(p []byte) (int, error) {
+	if r.closed {
+		return 0, &fs.PathError{Op: "read", Path: r.name, Err: fs.ErrClosed}
+	}
+	return r.r.Read(p)
+}
+
+// Close ends the stream; the File stays open.
+func (r *StreamReader) Close() error { r.closed = true; return nil }
+
+// StreamWriter writes a File front to back through a buffer of BufferSize.
+type StreamWriter struct {
+	f      *File
+	w      *bufio.Writer
+	closed bool
+}
+
+// NewStreamWriter starts writing at off.
+func (f *File) NewStreamWriter(off int64, opts StreamOptions) (*StreamWriter, error) {
+	if off < 0 {
+		return nil, &fs.PathError{Op: "stream", Path: f.Name(), Err: errors.New("negative offset")}
+	}
+	if opts.BufferSize <= 0 {
+		opts.BufferSize = 512 << 10
+	}
+	return &StreamWriter{f: f, w: bufio.NewWriterSize(io.NewOffsetWriter(f, off), opts.BufferSize)}, nil
+}
+
+// Write copies p into the stream.
+func (w *StreamWriter) Write(p []byte) (int, error) {
+	if w.closed {
+		return 0, &fs.PathError{Op: "write", Path: w.f.Name(), Err: fs.ErrClosed}
+	}
+	return w.w.Write(p)
+}
+
+// Flush writes what is buffered.
+func (w *StreamWriter) Flush() error { return w.w.Flush() }
+
+// Sync flushes, then syncs the file.
+func (w *StreamWriter) Sync() error {
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return w.f.Sync()
+}
+
+// Close flushes; the File stays open.
+func (w *StreamWriter) Close() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	return w.Flush()
+}
