@@ -340,12 +340,12 @@ func (f *File) Write(b []byte) (int, error) {
 		return 0, err
 	}
 	defer f.release()
+	// A write refused for the access mode, or of nothing, does not move
+	// the cursor, not even to the end with O_APPEND.
+	if f.acc == os.O_RDONLY {
+		return 0, f.pathErr("write", syscall.EBADF)
+	}
 	if len(b) == 0 {
-		// write(2) of nothing: no cursor move, not even to the end
-		// with O_APPEND; only the access mode is checked.
-		if f.acc == os.O_RDONLY {
-			return 0, f.pathErr("write", syscall.EBADF)
-		}
 		return 0, nil
 	}
 	f.posMu.Lock()
