@@ -309,7 +309,8 @@ func (r *byteReader) u8() byte {
 // access mode of accessModes, bit 2 O_TRUNC, bit 3 O_APPEND, bits 4-5 both
 // set DirectOff, bit 6 no file and O_CREATE|O_EXCL), byte 1 the content
 // size (prefillSizes), then each operation is a byte (low 4 bits the
-// operation, high 4 the buffer shift) and its arguments.
+// operation, high 4 the buffer shift; Close only with shift 0 or 1, Read
+// otherwise) and its arguments.
 func decodeDiff(data []byte) (diffSetup, []diffOp) {
 	r := &byteReader{b: data}
 	b0 := r.u8()
@@ -338,6 +339,10 @@ func decodeDiff(data []byte) (diffSetup, []diffOp) {
 			o.code = opWriteAt
 		case 15:
 			o.code = opWrite
+		case opClose:
+			if c>>4 > 1 {
+				o.code = opRead // Close is rarer: after it, every call fails
+			}
 		}
 		switch o.code {
 		case opRead, opWrite, opWriteString:
