@@ -100,14 +100,20 @@ func TestFileConcurrentUnalignedWriteAt(t *testing.T) {
 	}
 	for _, m := range openModes {
 		t.Run(m.name, func(t *testing.T) {
-			for round := range 8 {
+			for round := range 16 {
 				path := filepath.Join(t.TempDir(), fmt.Sprintf("slots%d", round))
-				// Even rounds start empty (the writes extend the file
-				// concurrently), odd rounds over 8 KiB of 0xAA.
+				// The file starts empty (the writes extend it
+				// concurrently), over 8 KiB of 0xAA, or over 777 or
+				// 3000 bytes of 0xAA: an end of file inside a block
+				// that some writers read-modify-write while others
+				// extend the file past it.
 				want := make([]byte, end)
-				if round%2 == 1 {
-					want = bytes.Repeat([]byte{0xAA}, 8192)
-					require.NoError(t, os.WriteFile(path, want, 0o644))
+				if prefill := []int{0, 8192, 777, 3000}[round%4]; prefill > 0 {
+					copy(want, bytes.Repeat([]byte{0xAA}, prefill))
+					if prefill > end {
+						want = bytes.Repeat([]byte{0xAA}, prefill)
+					}
+					require.NoError(t, os.WriteFile(path, want[:prefill], 0o644))
 				}
 				f := openForTest(t, path, os.O_RDWR|os.O_CREATE, m.mode)
 				for i := range slots {
