@@ -409,3 +409,64 @@ func TestFileReadOnlyWrites(t *testing.T) {
 		})
 	}
 }
+
+// TestFileConcurrentWritesAcrossUnalignedEOF: writers of the block holding
+// an unaligned end of file (a read-modify-write whose read is short) run
+// while other writers extend the file past that block. Every write must
+// succeed and land.
+func TestFileConcurrentWritesAcrossUnalignedEOF(t *testing.T) {
+	const (
+		prefill = 777
+		inside  = 16 // 10-byte writes at 520+15*i: all in the block [512, 1024)
+		outside = 16 // 10-byte writes at 8192+1000*i: they extend the file
+	)
+	for _, m := range openModes {
+		t.Run(m.name, func(t *testing.T) {
+			for round := range 40 {
+				path := filepath.Join(t.TempDir(), fmt.Sprintf("eof%d", round))
+				want := make([]byte, 8192+1000*(outside-1)+10)
+				copy(want, randomBytes(prefill, byte(round)))
+				require.NoError(t, os.WriteFile(path, want[:prefill], 0o644))
+				f := openForTest(t, path, os.O_RDWR, m.mode)
+				type w struct {
+					off int64
+					p   []byte
+				}
+				var ws []w
+				for i := range inside {
+					ws = append(ws, w{int64(520 + 15*i), bytes.Repeat([]byte{byte(i + 1)}, 10)})
+				}
+				for i := range outside {
+					ws = append(ws, w{int64(8192 + 1000*i), bytes.Repeat([]byte{byte(0x80 + i)}, 10)})
+				}
+				for _, x := range ws {
+					copy(want[x.off:], x.p)
+				}
+				start := make(chan struct{})
+				errs := make([]error, len(ws))
+				var wg sync.WaitGroup
+				for i, x := range ws {
+					wg.Go(func() {
+						defer func() {
+							if p := recover(); p != nil {
+								errs[i] = fmt.Errorf("panic: %v", p)
+							}
+						}()
+						<-start
+						_, errs[i] = f.WriteAt(x.p, x.off)
+					})
+				}
+				close(start)
+				wg.Wait()
+				for i, err := range errs {
+					require.NoError(t, err, "round %d: WriteAt(len 10, off %d)", round, ws[i].off)
+				}
+				require.NoError(t, f.Close())
+				got, err := os.ReadFile(path)
+				require.NoError(t, err)
+				require.Equal(t, len(want), len(got), "round %d: size", round)
+				require.True(t, bytes.Equal(want, got), "round %d: content differs at byte %d", round, firstDiff(want, got))
+			}
+		})
+	}
+}
