@@ -252,6 +252,9 @@ func (f *File) readAt(b []byte, off int64) (int, error) {
 	if f.acc == os.O_WRONLY {
 		return 0, syscall.EBADF
 	}
+	if off+int64(len(b)) < 0 {
+		return 0, syscall.EINVAL // the kernel's check: the range overflows
+	}
 	// Only while our own padded writes are outstanding does the file on
 	// disk extend past the logical size; otherwise the kernel's end of
 	// file is the truth (other descriptors may have moved it).
@@ -402,6 +405,9 @@ func (f *File) writeAt(b []byte, off int64) (int, error) {
 	}
 	if len(b) == 0 {
 		return 0, nil
+	}
+	if off+int64(len(b)) < 0 {
+		return 0, syscall.EINVAL // the kernel's check: the range overflows
 	}
 	if !f.direct {
 		f.startWrite()

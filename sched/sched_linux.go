@@ -507,6 +507,13 @@ func finish(r *request, res int32) bool {
 		case unix.EINTR, unix.EAGAIN:
 			return false // retry as is
 		case unix.EINVAL:
+			if r.op == OpRead && r.done > 0 {
+				// The remainder of a short read was refused: on
+				// an O_DIRECT file a short read ends at end of
+				// file, which need not be aligned, and a read from
+				// an unaligned offset is EINVAL. It was the end.
+				return true
+			}
 			if r.op == OpRead || r.op == OpWrite {
 				r.err = explainEINVAL(r)
 				return true
