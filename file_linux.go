@@ -46,6 +46,7 @@ type File struct {
 	size    int64 // logical size: what Stat reports and reads stop at
 	disk    int64 // on-disk size, larger than size after a padded O_DIRECT write
 	writing int   // writes in flight: the kernel's size may hold their padding
+	gen     int64 // counts changes of size and disk, so a racing fstat is not believed
 	pos     int64
 
 	// posMu serialises Read, Write and Seek, as the kernel's f_pos_lock
@@ -314,6 +315,7 @@ func (f *File) sizeNow() (int64, error) {
 		defer f.mu.Unlock()
 		return f.size, nil
 	}
+	gen := f.gen
 	f.mu.Unlock()
 	var st unix.Stat_t
 	if err := unix.Fstat(f.fd, &st); err != nil {
@@ -321,7 +323,9 @@ func (f *File) sizeNow() (int64, error) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.settled() {
+	// Believe the kernel only if nothing of ours changed the file while
+	// it answered (a write, a truncate, a trim of padding).
+	if f.settled() && f.gen == gen {
 		f.size, f.disk = st.Size, st.Size
 	}
 	return f.size, nil
@@ -503,6 +507,7 @@ func (f *File) fillEdge(blk []byte, at, off, end, size int64) error {
 func (f *File) startWrite() {
 	f.mu.Lock()
 	f.writing++
+	f.gen++
 	f.mu.Unlock()
 }
 
@@ -512,6 +517,7 @@ func (f *File) grow(end, diskEnd int64) {
 	f.size = max(f.size, end)
 	f.disk = max(f.disk, diskEnd)
 	f.writing--
+	f.gen++
 	f.mu.Unlock()
 }
 
@@ -525,7 +531,7 @@ func (f *File) Seek(offset int64, whence int) (int64, error) {
 	f.posMu.Lock()
 	defer f.posMu.Unlock()
 	var size int64
-	if whence == io.SeekEnd {
+	if whence == io.SeekEnd || whence == unix.SEEK_DATA || whence == unix.SEEK_HOLE {
 		var err error
 		if size, err = f.sizeNow(); err != nil {
 			return 0, f.pathErr("seek", err)
@@ -540,6 +546,18 @@ func (f *File) Seek(offset int64, whence int) (int64, error) {
 		base = f.pos
 	case io.SeekEnd:
 		base = size
+	case unix.SEEK_DATA, unix.SEEK_HOLE:
+		// The kernel knows the file's extents; past our logical size
+		// it answers like at end of file.
+		pos, err := unix.Seek(f.fd, offset, whence)
+		if err == nil && pos > size && whence == unix.SEEK_HOLE {
+			pos = size
+		}
+		if err != nil {
+			return 0, &fs.PathError{Op: "seek", Path: f.name, Err: err}
+		}
+		f.pos = pos
+		return pos, nil
 	default:
 		return 0, &fs.PathError{Op: "seek", Path: f.name, Err: syscall.EINVAL}
 	}
@@ -561,13 +579,16 @@ func (f *File) Stat() (fs.FileInfo, error) {
 		return nil, err
 	}
 	defer f.release()
+	f.mu.Lock()
+	gen := f.gen
+	f.mu.Unlock()
 	fi, err := f.osf.Stat()
 	if err != nil {
 		return nil, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.settled() {
+	if f.settled() && f.gen == gen {
 		// No padding of ours: the kernel's size is the truth.
 		f.size, f.disk = fi.Size(), fi.Size()
 		return fi, nil
@@ -601,6 +622,7 @@ func (f *File) Truncate(size int64) error {
 	}
 	f.mu.Lock()
 	f.size, f.disk = size, size
+	f.gen++
 	f.mu.Unlock()
 	return nil
 }
@@ -623,6 +645,7 @@ func (f *File) trimPadding() error {
 	}
 	f.mu.Lock()
 	f.disk = size
+	f.gen++
 	f.mu.Unlock()
 	return nil
 }
@@ -670,6 +693,7 @@ func (f *File) Preallocate(off, n int64) error {
 	}
 	f.mu.Lock()
 	f.size, f.disk = max(f.size, off+n), max(f.disk, off+n)
+	f.gen++
 	f.mu.Unlock()
 	return nil
 }

@@ -59,3 +59,23 @@ func TestAppendAfterOtherWriter(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "one\ntwo\nthree\n", string(got))
 }
+
+// SEEK_DATA and SEEK_HOLE reach the kernel, as with os.File.
+func TestSeekDataHole(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "sparse")
+	f, err := Create(name)
+	require.NoError(t, err)
+	defer f.Close()
+	_, err = f.WriteAt(make([]byte, 4096), 1<<20) // data at 1 MiB, a hole before
+	require.NoError(t, err)
+	require.NoError(t, f.Sync())
+	o, err := os.Open(name)
+	require.NoError(t, err)
+	defer o.Close()
+	for _, whence := range []int{3, 4} { // SEEK_DATA, SEEK_HOLE
+		want, werr := o.Seek(0, whence)
+		got, gerr := f.Seek(0, whence)
+		require.Equal(t, werr == nil, gerr == nil)
+		require.Equal(t, want, got, "whence %d", whence)
+	}
+}
