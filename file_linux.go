@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -130,7 +131,7 @@ func (f *File) setup(mode DirectMode) error {
 		// Read-modify-write of edge blocks needs to read: use a second,
 		// read-write descriptor if the permissions allow; otherwise stay
 		// buffered (no alignment, so no reads needed).
-		if rw, err := unix.Open("/proc/self/fd/"+itoa(f.fd), unix.O_RDWR|unix.O_CLOEXEC, 0); err == nil {
+		if rw, err := unix.Open("/proc/self/fd/"+strconv.Itoa(f.fd), unix.O_RDWR|unix.O_CLOEXEC, 0); err == nil {
 			f.fd = rw
 		} else if mode == DirectRequired {
 			return err
@@ -858,15 +859,3 @@ func fsTypeName(fd int) string {
 	return dio.FSTypeName(uint32(st.Type))
 }
 
-func itoa(n int) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-		if n == 0 {
-			return string(b[i:])
-		}
-	}
-}

@@ -2,7 +2,10 @@
 
 package uring
 
-import "unsafe"
+import (
+	"strconv"
+	"unsafe"
+)
 
 // The kernel ABI of io_uring (include/uapi/linux/io_uring.h), named as the
 // kernel names it.
@@ -212,7 +215,7 @@ func (op Op) String() string {
 	if int(op) < len(opNames) {
 		return opNames[op]
 	}
-	return "OP_" + itoa(uint64(op))
+	return "OP_" + strconv.Itoa(int(op))
 }
 
 // SQE is struct io_uring_sqe (64 bytes). Unions are given the name of their
@@ -316,16 +319,3 @@ var (
 	_ [8 - unsafe.Sizeof(probeOp{})]byte
 	_ [16 - unsafe.Sizeof(filesUpdate{})]byte
 )
-
-func itoa(v uint64) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			return string(b[i:])
-		}
-	}
-}
