@@ -858,4 +858,3 @@ func fsTypeName(fd int) string {
 	}
 	return dio.FSTypeName(uint32(st.Type))
 }
-
