@@ -49,8 +49,8 @@ func main() {
 	file := flag.String("file", "", "use this existing file of real data (not removed) instead of writing a temporary one")
 	flag.Parse()
 
-	schedulers = strings.Split(*scheds, ",")
-	schedOpts.NoInline = *noInline
+	schedulers := strings.Split(*scheds, ",")
+	opts := sched.Options{NoInline: *noInline}
 	report(*dir)
 	if *info {
 		return
@@ -86,10 +86,11 @@ func main() {
 	fmt.Fprintf(tw, "workload\tgoroutines\tscheduler\tIOPS\tvs os.File\tp50 µs\tp99 µs\tCPU µs/op\tOS threads\t\n")
 	for _, g := range counts {
 		var base float64
+		var results []result
 		// os.File last: the threads it leaves behind would inflate
 		// the counts of the runs after it.
 		for _, name := range schedulers {
-			res, err := run(name, f, *size, g, *dur)
+			res, err := run(name, opts, f, *size, g, *dur)
 			if err != nil {
 				fmt.Fprintf(tw, "randread 4k\t%d\t%s\t%v\t\t\t\t\t\t\n", g, name, err)
 				continue
@@ -101,22 +102,15 @@ func main() {
 			results = append(results, res)
 		}
 		for _, r := range results {
-			ratio := "1.00x"
-			if base > 0 && r.name != "os.File" {
+			ratio := "-" // no os.File run to compare with
+			if base > 0 {
 				ratio = fmt.Sprintf("%.2fx", r.iops/base)
 			}
 			fmt.Fprintf(tw, "randread 4k\t%d\t%s\t%.0f\t%s\t%.1f\t%.1f\t%.2f\t%d\t\n", g, r.name, r.iops, ratio, r.p50, r.p99, r.cpuPerOp, r.threads)
 		}
-		results = results[:0]
 	}
 	tw.Flush()
 }
-
-var (
-	results    []result
-	schedulers []string
-	schedOpts  sched.Options
-)
 
 type result struct {
 	name           string
@@ -174,14 +168,13 @@ func makeFile(dir string, size int64) (string, error) {
 	return f.Name(), nil
 }
 
-func run(name string, f *os.File, size int64, goroutines int, dur time.Duration) (result, error) {
+func run(name string, opts sched.Options, f *os.File, size int64, goroutines int, dur time.Duration) (result, error) {
 	var read func(p []byte, off int64) (int, error)
 	fd := int(f.Fd())
 	switch name {
 	case "os.File":
 		read = f.ReadAt
 	default:
-		opts := schedOpts
 		opts.Backend = sched.Backend(name)
 		s, err := sched.New(opts)
 		if err != nil {
