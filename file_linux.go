@@ -50,6 +50,12 @@ type File struct {
 	gen     int64 // counts changes of size and disk, so a racing fstat is not believed
 	pos     int64
 
+	// view and viewGen publish size and settled() to readers, which take
+	// no lock (see readAt). view is the logical size, with viewPadded set
+	// while !settled(); viewGen is gen, stored after view.
+	view    atomic.Int64
+	viewGen atomic.Int64
+
 	// posMu serialises Read, Write and Seek, as the kernel's f_pos_lock
 	// does for regular files.
 	posMu sync.Mutex
@@ -58,6 +64,26 @@ type File struct {
 }
 
 const refClosed = 1 << 62
+
+const viewPadded = 1 << 62 // in File.view: padding or writes outstanding
+
+// publish makes size and settled() visible to lock-free readers; call it
+// with f.mu held after any change. view is stored before viewGen, so a
+// reader that sees the new generation also sees the new view.
+func (f *File) publish() {
+	v := f.size
+	if !f.settled() {
+		v |= viewPadded
+	}
+	f.view.Store(v)
+	f.viewGen.Store(f.gen)
+}
+
+// changed records a change of size, disk or writing (f.mu held).
+func (f *File) changed() {
+	f.gen++
+	f.publish()
+}
 
 var errWriteAtInAppendMode = errors.New("os: invalid use of WriteAt on file opened with O_APPEND")
 
@@ -157,6 +183,7 @@ func (f *File) setup(mode DirectMode) error {
 		}
 	}
 	f.size, f.disk = st.Size, st.Size
+	f.publish()
 	if f.s.RegisterFile(f.fd) == nil {
 		f.fixed = true
 	}
@@ -259,11 +286,12 @@ func (f *File) readAt(b []byte, off int64) (int, error) {
 	}
 	// Only while our own padded writes are outstanding does the file on
 	// disk extend past the logical size; otherwise the kernel's end of
-	// file is the truth (other descriptors may have moved it).
-	f.mu.Lock()
-	size, padded := f.size, !f.settled()
-	f.mu.Unlock()
-	if padded {
+	// file is the truth (other descriptors may have moved it). No lock:
+	// the generation is read before the view, and again after the read.
+	gen := f.viewGen.Load()
+	view := f.view.Load()
+	size := view &^ viewPadded
+	if view&viewPadded != 0 {
 		if off >= size {
 			return 0, nil
 		}
@@ -271,10 +299,34 @@ func (f *File) readAt(b []byte, off int64) (int, error) {
 			b = b[:rest]
 		}
 	}
-	if !f.direct || f.aligned(b, off) {
-		return f.s.ReadAt(f.fd, b, off)
+	if testHookReadAfterView != nil {
+		testHookReadAfterView()
 	}
-	// Through bounce buffers, at most maxBounce at a time.
+	var n int
+	var err error
+	if !f.direct || f.aligned(b, off) {
+		n, err = f.s.ReadAt(f.fd, b, off)
+	} else {
+		n, err = f.bounceRead(b, off)
+	}
+	// A write of ours that began during the read may have padded its last
+	// block already, or extended the file with data the read met before
+	// it landed: past the size we started from, the bytes are not known
+	// to be data. (Unchanged generation: no write of ours overlapped.)
+	if end := off + int64(n); end > size && f.viewGen.Load() != gen {
+		size = min(size, f.view.Load()&^viewPadded) // a truncate may have shrunk it
+		n = int(max(size-off, 0))
+	}
+	return n, err
+}
+
+// testHookReadAfterView, when set by a test, runs between readAt's look at
+// the size and its read, to widen the race with a concurrent write.
+var testHookReadAfterView func()
+
+// bounceRead reads through aligned bounce buffers, at most maxBounce at a
+// time; it returns fewer bytes (and no error) at end of file.
+func (f *File) bounceRead(b []byte, off int64) (int, error) {
 	done := 0
 	for done < len(b) {
 		chunk := b[done:]
@@ -328,6 +380,7 @@ func (f *File) sizeNow() (int64, error) {
 	// it answered (a write, a truncate, a trim of padding).
 	if f.settled() && f.gen == gen {
 		f.size, f.disk = st.Size, st.Size
+		f.publish()
 	}
 	return f.size, nil
 }
@@ -508,7 +561,7 @@ func (f *File) fillEdge(blk []byte, at, off, end, size int64) error {
 func (f *File) startWrite() {
 	f.mu.Lock()
 	f.writing++
-	f.gen++
+	f.changed()
 	f.mu.Unlock()
 }
 
@@ -518,7 +571,7 @@ func (f *File) grow(end, diskEnd int64) {
 	f.size = max(f.size, end)
 	f.disk = max(f.disk, diskEnd)
 	f.writing--
-	f.gen++
+	f.changed()
 	f.mu.Unlock()
 }
 
@@ -592,6 +645,7 @@ func (f *File) Stat() (fs.FileInfo, error) {
 	if f.settled() && f.gen == gen {
 		// No padding of ours: the kernel's size is the truth.
 		f.size, f.disk = fi.Size(), fi.Size()
+		f.publish()
 		return fi, nil
 	}
 	return fileInfo{fi, f.size}, nil
@@ -623,7 +677,7 @@ func (f *File) Truncate(size int64) error {
 	}
 	f.mu.Lock()
 	f.size, f.disk = size, size
-	f.gen++
+	f.changed()
 	f.mu.Unlock()
 	return nil
 }
@@ -646,7 +700,7 @@ func (f *File) trimPadding() error {
 	}
 	f.mu.Lock()
 	f.disk = size
-	f.gen++
+	f.changed()
 	f.mu.Unlock()
 	return nil
 }
@@ -694,7 +748,7 @@ func (f *File) Preallocate(off, n int64) error {
 	}
 	f.mu.Lock()
 	f.size, f.disk = max(f.size, off+n), max(f.disk, off+n)
-	f.gen++
+	f.changed()
 	f.mu.Unlock()
 	return nil
 }
