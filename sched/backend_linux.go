@@ -12,8 +12,8 @@ type completion struct {
 // queue is what the event loop needs from a kernel interface: a place to
 // prepare requests, one system call to submit them (and optionally sleep
 // until something completes), and a way to take completions without a
-// system call where the kernel allows it. One goroutine, on one locked OS
-// thread, owns a queue.
+// system call where the kernel allows it. One goroutine, the loop, owns a
+// queue.
 type queue interface {
 	// prepare queues r (whose remaining bytes start at r.done) under
 	// slot; the loop guarantees a free slot and SQ room. It reports

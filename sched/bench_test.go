@@ -104,6 +104,14 @@ func BenchmarkRandRead4K(b *testing.B) {
 				benchReads(b, g, int(f.Fd()), s.ReadAt)
 			})
 		}
+		// The loop on a locked OS thread (Options.LockOSThread): same
+		// IOPS, one more thread. Run it alone to compare thread counts,
+		// since threads, once started, stay for the life of the process.
+		b.Run(fmt.Sprintf("uring-locked/g=%d", g), func(b *testing.B) {
+			s := newSched(b, URing, Options{LockOSThread: true})
+			f := openBench(b)
+			benchReads(b, g, int(f.Fd()), s.ReadAt)
+		})
 	}
 	// Registered file and buffers (READ_FIXED, IOSQE_FIXED_FILE).
 	b.Run("uring-fixed/g=128", func(b *testing.B) {

@@ -38,11 +38,13 @@ func openQueue(b Backend, opts Options) (queue, error) {
 }
 
 // run is the scheduler goroutine. It stays on one OS thread for its whole
-// life: the kernel queue may be bound to that thread, and never changing
-// threads keeps its caches warm.
+// life when asked to, or when the ring is bound to its creating thread
+// (SINGLE_ISSUER, DEFER_TASKRUN).
 func (s *Scheduler) run(b Backend, opts Options, ready chan<- error) {
-	// Never unlocked: when run returns, the runtime ends the thread.
-	runtime.LockOSThread()
+	if opts.LockOSThread || opts.RingFlags&(uring.IORING_SETUP_SINGLE_ISSUER|uring.IORING_SETUP_DEFER_TASKRUN) != 0 {
+		// Never unlocked: when run returns, the runtime ends the thread.
+		runtime.LockOSThread()
+	}
 	q, err := openQueue(b, opts)
 	if err != nil {
 		ready <- err

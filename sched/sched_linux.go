@@ -42,7 +42,16 @@ type Options struct {
 	// Callers beyond it wait; they never fail.
 	Entries int
 	// RingFlags are extra IORING_SETUP_* flags for the uring backend.
+	// SINGLE_ISSUER and DEFER_TASKRUN bind the ring to one thread, so
+	// they imply LockOSThread.
 	RingFlags uint32
+	// LockOSThread keeps the loop goroutine on one OS thread for its
+	// whole life. It is off by default because it costs a thread and
+	// bought nothing measurable (see the package doc): the first
+	// runtime.LockOSThread in a process starts the runtime's template
+	// thread, which would put the scheduler one thread over its bound of
+	// GOMAXPROCS+4.
+	LockOSThread bool
 	// Spin is how long the loop keeps polling for completions and new
 	// requests after its last progress before it sleeps in the kernel
 	// (default 20µs; negative: never spin). Sleeping and being woken
@@ -87,7 +96,7 @@ func (f FixedStatus) String() string {
 	return "fixed buffers: " + str(f.Buffers, f.BuffersReason) + "; fixed files: " + str(f.Files, f.FilesReason)
 }
 
-// Scheduler owns one kernel queue and the locked-thread goroutine that
+// Scheduler owns one kernel queue and the loop goroutine that
 // drives it. Its methods are safe for concurrent use.
 type Scheduler struct {
 	backend Backend

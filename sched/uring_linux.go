@@ -12,8 +12,8 @@ import (
 	"github.com/diskio-go/diskio/uring"
 )
 
-// uringQueue drives one io_uring. It is created on the loop's locked thread
-// so that SINGLE_ISSUER/DEFER_TASKRUN bind the ring to that thread.
+// uringQueue drives one io_uring. It is created by the loop goroutine, on
+// its locked thread when SINGLE_ISSUER/DEFER_TASKRUN bind the ring to it.
 type uringQueue struct {
 	tracer  Tracer
 	ring    *uring.Ring
