@@ -6,6 +6,10 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"os"
+	"syscall"
+
+	"github.com/diskio-go/diskio/sched"
 )
 
 // StreamReader reads a File front to back with an explicit read-ahead: it
@@ -18,6 +22,8 @@ type StreamReader struct {
 	bufSize int
 	slots   []streamSlot
 	head    int   // slot the reader consumes next
+	freed   int   // consumed slots behind head whose next read is not issued yet
+	batch   int   // issue freed slots' reads this many at a time
 	next    int64 // offset of the next read to issue
 	end     int64 // offset the stream stops at
 	cur     []byte
@@ -27,9 +33,9 @@ type StreamReader struct {
 
 type streamSlot struct {
 	buf  []byte
-	n    int
-	err  error
-	done chan struct{} // one token per completed read
+	off  int64
+	call sched.Call // the read in flight, while busy
+	err  error      // the read could not start
 	busy bool
 }
 
@@ -38,6 +44,9 @@ type streamSlot struct {
 func (f *File) NewStreamReader(off int64, opts StreamOptions) (*StreamReader, error) {
 	if off < 0 {
 		return nil, &fs.PathError{Op: "stream", Path: f.name, Err: errors.New("negative offset")}
+	}
+	if f.acc == os.O_WRONLY {
+		return nil, &fs.PathError{Op: "stream", Path: f.name, Err: syscall.EBADF}
 	}
 	if opts.BufferSize <= 0 {
 		opts.BufferSize = 512 << 10
@@ -52,7 +61,7 @@ func (f *File) NewStreamReader(off int64, opts StreamOptions) (*StreamReader, er
 	if err != nil {
 		return nil, err
 	}
-	r := &StreamReader{f: f, bufSize: opts.BufferSize, next: off, end: st.Size()}
+	r := &StreamReader{f: f, bufSize: opts.BufferSize, next: off, end: st.Size(), batch: max(1, opts.ReadAhead/4)}
 	if f.direct && off%f.block != 0 {
 		// Start the reads aligned; skip the head in the first buffer.
 		r.next = f.alignDown(off)
@@ -65,7 +74,7 @@ func (f *File) NewStreamReader(off int64, opts StreamOptions) (*StreamReader, er
 			r.Close()
 			return nil, &fs.PathError{Op: "stream", Path: f.name, Err: err}
 		}
-		r.slots[i] = streamSlot{buf: buf, done: make(chan struct{}, 1)}
+		r.slots[i] = streamSlot{buf: buf}
 	}
 	for i := range r.slots {
 		r.issue(i)
@@ -79,22 +88,38 @@ func (f *File) NewStreamReader(off int64, opts StreamOptions) (*StreamReader, er
 	return r, nil
 }
 
-// issue starts the read for slot i at the next offset, if any is left.
+// issue starts the read for slot i at the next offset, if any is left. The
+// reads go to the scheduler without a goroutine each: started together,
+// they are submitted together. Each holds a reference on the File until
+// it is waited for, so Close of the File waits for it.
 func (r *StreamReader) issue(i int) {
 	if r.next >= r.end {
 		return
 	}
 	s := &r.slots[i]
-	off := r.next
+	s.off = r.next
 	r.next += int64(r.bufSize)
 	s.busy = true
-	go func() {
-		s.n, s.err = r.f.ReadAt(s.buf, off)
-		if s.err == io.EOF {
-			s.err = nil // a short last buffer
-		}
-		s.done <- struct{}{}
-	}()
+	if s.err = r.f.acquire("read"); s.err != nil {
+		return
+	}
+	s.call = r.f.s.StartReadAt(r.f.fd, s.buf, s.off)
+}
+
+// wait waits for slot s's read and returns the bytes it holds, up to the
+// end the stream stops at (past it lies padding of writes in progress, or
+// data written after the stream began).
+func (r *StreamReader) wait(s *streamSlot) (int, error) {
+	s.busy = false
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.call.Wait()
+	r.f.release()
+	if err != nil {
+		return 0, r.f.pathErr("read", err)
+	}
+	return int(min(int64(n), r.end-s.off)), nil
 }
 
 // Read copies the next bytes of the file into p.
@@ -111,14 +136,16 @@ func (r *StreamReader) Read(p []byte) (int, error) {
 			r.err = io.EOF
 			return 0, io.EOF
 		}
-		<-s.done
-		s.busy = false
-		if s.err != nil {
-			r.err = s.err
-			return 0, s.err
+		if r.freed > 0 && !s.call.Ready() {
+			r.flush() // about to wait: let the device have every free slot
 		}
-		r.cur = s.buf[:s.n]
-		if s.n < r.bufSize {
+		n, err := r.wait(s)
+		if err != nil {
+			r.err = err
+			return 0, err
+		}
+		r.cur = s.buf[:n]
+		if n < r.bufSize {
 			// End of file (or of the size when the stream began):
 			// nothing after this buffer.
 			r.next = r.end
@@ -137,11 +164,23 @@ func (r *StreamReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// advance hands the consumed head slot back to the read-ahead.
+// advance hands the consumed head slot back to the read-ahead. Its read
+// is issued with others (flush): reads started together reach the kernel
+// in one submission, where one at a time would each cost a wake-up of the
+// scheduler.
 func (r *StreamReader) advance() {
-	i := r.head
 	r.head = (r.head + 1) % len(r.slots)
-	r.issue(i)
+	r.freed++
+	if r.freed >= r.batch {
+		r.flush()
+	}
+}
+
+// flush issues the reads of the freed slots, in file order.
+func (r *StreamReader) flush() {
+	for ; r.freed > 0; r.freed-- {
+		r.issue((r.head - r.freed + len(r.slots)) % len(r.slots))
+	}
 }
 
 // Close waits for the reads in flight and frees the buffers. The File
@@ -154,8 +193,7 @@ func (r *StreamReader) Close() error {
 	for i := range r.slots {
 		s := &r.slots[i]
 		if s.busy {
-			<-s.done
-			s.busy = false
+			r.wait(s)
 		}
 		if s.buf != nil {
 			r.f.s.FreeBuffer(s.buf)

@@ -302,18 +302,23 @@ func (s *Scheduler) UnregisterFile(fd int) error {
 	return err
 }
 
-// viaLoop hands r to the loop and waits until it is done. The producer
-// side of the sleep handshake: count the request as queued, send it, and
-// wake the loop only if it announced that it sleeps.
+// viaLoop hands r to the loop and waits until it is done.
 func (s *Scheduler) viaLoop(r *request) {
+	s.send(r)
+	<-r.wake
+	s.active.Add(-1)
+}
+
+// send hands r to the loop. The producer side of the sleep handshake:
+// count the request as queued, send it, and wake the loop only if it
+// announced that it sleeps.
+func (s *Scheduler) send(r *request) {
 	s.active.Add(1)
 	s.queued.Add(1)
 	s.incoming <- r
 	if s.sleeping.Load() && s.sleeping.CompareAndSwap(true, false) {
 		s.wakeLoop()
 	}
-	<-r.wake
-	s.active.Add(-1)
 }
 
 // control sends a request that the loop handles itself.
@@ -408,29 +413,102 @@ func (s *Scheduler) do(r *request) (int, error) {
 		putRequest(r)
 		return 0, ErrClosed
 	}
-	t := s.tracer
-	if t != nil {
+	if s.tracer != nil {
 		r.tEnqueue = Now()
 	}
 	inline := true
 	switch {
 	case s.backend == Blocking || s.backend == AIO && (r.op == OpNop || r.op == OpFallocate):
 		// AIO has no such opcodes: run them here, as os.File would.
-		blockingDo(r, t)
+		blockingDo(r, s.tracer)
 	case !s.noInline && s.active.Load() == 0 && s.inline.CompareAndSwap(false, true):
-		blockingDo(r, t)
+		blockingDo(r, s.tracer)
 		s.inline.Store(false)
 	default:
 		inline = false
 		s.viaLoop(r)
 	}
+	return s.finishCall(r, inline)
+}
+
+// finishCall reports r to the tracer, returns its result and recycles it.
+func (s *Scheduler) finishCall(r *request, inline bool) (int, error) {
 	n, err := r.done, r.err
-	if t != nil {
+	if s.tracer != nil {
 		s.traceRequest(r, inline)
 	}
 	putRequest(r)
 	s.release()
 	return n, err
+}
+
+// Call is a request started with StartReadAt or StartWriteAt and not yet
+// waited for: the way for one goroutine to keep many requests in flight
+// without a goroutine per request. Wait must be called exactly once, and
+// the buffer must stay untouched until then. A zero Call is not valid.
+type Call struct {
+	s      *Scheduler
+	r      *request
+	inline bool  // already done when started
+	err    error // refused at start (ErrClosed)
+}
+
+// StartReadAt starts reading len(p) bytes at off from fd, like ReadAt,
+// and returns without waiting. Requests started together are submitted
+// together: starting many and then waiting for them is how a stream keeps
+// the device busy.
+func (s *Scheduler) StartReadAt(fd int, p []byte, off int64) Call {
+	r := getRequest()
+	r.op, r.fd, r.buf, r.off = OpRead, int32(fd), p, off
+	return s.start(r)
+}
+
+// StartWriteAt starts writing all of p at off to fd, like WriteAt, and
+// returns without waiting.
+func (s *Scheduler) StartWriteAt(fd int, p []byte, off int64) Call {
+	r := getRequest()
+	r.op, r.fd, r.buf, r.off = OpWrite, int32(fd), p, off
+	return s.start(r)
+}
+
+func (s *Scheduler) start(r *request) Call {
+	if !s.acquire() {
+		putRequest(r)
+		return Call{err: ErrClosed}
+	}
+	if s.tracer != nil {
+		r.tEnqueue = Now()
+	}
+	if s.backend == Blocking {
+		// Nothing runs asynchronously here: do it now, as os.File
+		// would, and let Wait return the result.
+		blockingDo(r, s.tracer)
+		return Call{s: s, r: r, inline: true}
+	}
+	// Never the idle fast path: the caller wants to go on.
+	s.send(r)
+	return Call{s: s, r: r}
+}
+
+// Ready reports whether Wait would return without blocking.
+func (c Call) Ready() bool {
+	return c.r == nil || c.inline || len(c.r.wake) > 0
+}
+
+// Wait waits for the call to complete and returns what ReadAt or WriteAt
+// would have.
+func (c Call) Wait() (int, error) {
+	if c.r == nil {
+		if c.err == nil {
+			return 0, errors.New("sched: Wait on a zero Call")
+		}
+		return 0, c.err
+	}
+	if !c.inline {
+		<-c.r.wake
+		c.s.active.Add(-1)
+	}
+	return c.s.finishCall(c.r, c.inline)
 }
 
 // ReadAt reads len(p) bytes at off from fd, resubmitting short reads until

@@ -1,0 +1,93 @@
+//go:build linux
+
+package sched
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Many calls started by one goroutine are all in flight together and each
+// Wait returns its own result, on every backend.
+func TestStartManyThenWait(t *testing.T) {
+	for _, b := range backends {
+		t.Run(string(b), func(t *testing.T) {
+			s := newSched(t, b, Options{})
+			f := directFile(t)
+			const n = 64
+			want := alignedBuf(t, n*blockSize)
+			fill(want, 3)
+			var writes [n]Call
+			for i := range writes {
+				writes[i] = s.StartWriteAt(int(f.Fd()), want[i*blockSize:(i+1)*blockSize], int64(i*blockSize))
+			}
+			for i := range writes {
+				m, err := writes[i].Wait()
+				require.NoError(t, err)
+				require.Equal(t, blockSize, m)
+			}
+			got := alignedBuf(t, n*blockSize+blockSize)
+			var reads [n + 1]Call
+			for i := range reads {
+				// The last read starts at the end of the file.
+				reads[i] = s.StartReadAt(int(f.Fd()), got[i*blockSize:(i+1)*blockSize], int64(i*blockSize))
+			}
+			for i := n; i >= 0; i-- { // any order
+				m, err := reads[i].Wait()
+				require.NoError(t, err)
+				if i == n {
+					require.Zero(t, m, "read at end of file")
+				} else {
+					require.Equal(t, blockSize, m)
+				}
+			}
+			require.True(t, bytes.Equal(want, got[:n*blockSize]))
+		})
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	s := newSched(t, URing, Options{})
+	f := directFile(t)
+	buf := alignedBuf(t, 2*blockSize)
+
+	_, err := s.WriteAt(int(f.Fd()), buf, 0)
+	require.NoError(t, err)
+	// An error reaches the Wait of the call that caused it.
+	_, err = s.StartReadAt(int(f.Fd()), buf[:blockSize], 1).Wait()
+	require.ErrorContains(t, err, "alignment")
+	_, err = s.StartWriteAt(-1, buf[:blockSize], 0).Wait()
+	require.Error(t, err)
+
+	_, err = Call{}.Wait()
+	require.ErrorContains(t, err, "zero Call")
+
+	require.NoError(t, s.Close())
+	_, err = s.StartReadAt(int(f.Fd()), buf[:blockSize], 0).Wait()
+	require.ErrorIs(t, err, ErrClosed)
+}
+
+func TestStartWaitZeroAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items under the race detector")
+	}
+	s := newSched(t, URing, Options{})
+	f := directFile(t)
+	buf := alignedBuf(t, 8*blockSize)
+	_, err := s.WriteAt(int(f.Fd()), buf, 0)
+	require.NoError(t, err)
+	var calls [8]Call
+	allocs := testing.AllocsPerRun(200, func() {
+		for i := range calls {
+			calls[i] = s.StartReadAt(int(f.Fd()), buf[i*blockSize:(i+1)*blockSize], int64(i*blockSize))
+		}
+		for i := range calls {
+			if _, err := calls[i].Wait(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	require.Zero(t, allocs)
+}
