@@ -57,6 +57,12 @@ func writeAtomically(name string, write func(io.Writer) error) error {
 	}
 	if err != nil {
 		os.Remove(f.Name())
+		if _, ok := err.(*os.PathError); ok {
+			return err
+		}
+		if _, ok := err.(*os.LinkError); ok {
+			return err
+		}
 		return &os.PathError{Op: "write", Path: name, Err: err}
 	}
 	return nil
