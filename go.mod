@@ -3,6 +3,7 @@ module github.com/diskio-go/diskio
 go 1.26.0
 
 require (
+	github.com/google/pprof v0.0.0-20260906184651-6331bc6350fe
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/sys v0.49.0
 )

@@ -103,3 +103,18 @@ func TestTracerAllocatesNothing(t *testing.T) {
 	})
 	require.Zero(t, allocs)
 }
+
+// Once the default scheduler runs, its tracer is fixed: SetDefaultTracer
+// says so and changes nothing. (That it attaches a tracer when it comes
+// first is tested in a fresh process by package diskio's DISKIO_TRACE
+// tests.)
+func TestSetDefaultTracerAfterDefault(t *testing.T) {
+	s, err := Default()
+	require.NoError(t, err)
+	rec := &recorder{}
+	require.False(t, SetDefaultTracer(rec))
+	s2, err := Default()
+	require.NoError(t, err)
+	require.Same(t, s, s2)
+	require.Nil(t, s2.tracer)
+}

@@ -1,0 +1,137 @@
+//go:build linux
+
+package diskio
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/stretchr/testify/require"
+
+	"github.com/diskio-go/diskio/trace"
+)
+
+// TestTraceEnvChild is the program under trace for the DISKIO_TRACE
+// tests: it runs in a child process with the variables set.
+func TestTraceEnvChild(t *testing.T) {
+	mode := os.Getenv("DISKIO_TRACE_TEST_CHILD")
+	if mode == "" {
+		t.Skip("helper process for TestTraceEnv")
+	}
+	require.NotNil(t, Tracing())
+	f, err := Create(filepath.Join(os.Getenv("DISKIO_TRACE_TEST_DIR"), "data"))
+	require.NoError(t, err)
+	p := make([]byte, 4096)
+	for i := range 16 {
+		_, err := f.WriteAt(p, int64(i)*4096)
+		require.NoError(t, err)
+	}
+	for i := range 16 {
+		_, err := f.ReadAt(p, int64(i)*4096)
+		require.NoError(t, err)
+	}
+	require.NoError(t, f.Close())
+	switch mode {
+	case "signal":
+		os.Stdout.WriteString("ready\n")
+		time.Sleep(time.Minute) // until the parent's SIGTERM
+		t.Fatal("not killed")
+	case "periodic":
+		time.Sleep(300 * time.Millisecond) // then return: no flush at exit
+	case "flush":
+		require.NoError(t, FlushTrace())
+	}
+}
+
+func traceChild(t *testing.T, mode string, env ...string) (*exec.Cmd, string) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestTraceEnvChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), append([]string{
+		"DISKIO_TRACE=" + filepath.Join(dir, "run"),
+		"DISKIO_TRACE_TEST_CHILD=" + mode,
+		"DISKIO_TRACE_TEST_DIR=" + dir,
+		"DISKIO_TRACE_STACKS=1",
+	}, env...)...)
+	return cmd, filepath.Join(dir, "run")
+}
+
+func TestTraceEnv(t *testing.T) {
+	t.Run("signal", func(t *testing.T) {
+		cmd, prefix := traceChild(t, "signal", "DISKIO_TRACE_EVERY=0")
+		out, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		cmd.Stderr = os.Stderr
+		require.NoError(t, cmd.Start())
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		require.Equal(t, "ready\n", line)
+		_, err = os.Stat(prefix + trace.SuffixChrome)
+		require.ErrorIs(t, err, os.ErrNotExist, "written before the signal with DISKIO_TRACE_EVERY=0")
+		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+		err = cmd.Wait()
+		var exit *exec.ExitError
+		require.True(t, errors.As(err, &exit), "%v", err)
+		ws := exit.Sys().(syscall.WaitStatus)
+		require.True(t, ws.Signaled() && ws.Signal() == syscall.SIGTERM, "child did not die of SIGTERM: %v", err)
+		checkTraceFiles(t, prefix)
+	})
+	t.Run("periodic", func(t *testing.T) {
+		cmd, prefix := traceChild(t, "periodic", "DISKIO_TRACE_EVERY=20ms")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		checkTraceFiles(t, prefix)
+	})
+	t.Run("flush", func(t *testing.T) {
+		cmd, prefix := traceChild(t, "flush", "DISKIO_TRACE_EVERY=0", "DISKIO_TRACE_SIGNALS=0")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		checkTraceFiles(t, prefix)
+	})
+}
+
+// checkTraceFiles: all files there, the 32 reads and writes in the JSON
+// lines, and the wait profile attributes them to the child's test function.
+func checkTraceFiles(t *testing.T, prefix string) {
+	f, err := os.Open(prefix + trace.SuffixJSONL)
+	require.NoError(t, err)
+	defer f.Close()
+	ops := map[string]int{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var rec struct{ Kind, Op string }
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &rec))
+		if rec.Kind == "request" {
+			ops[rec.Op]++
+		}
+	}
+	require.GreaterOrEqual(t, ops["write"], 16)
+	require.GreaterOrEqual(t, ops["read"], 16)
+
+	pf, err := os.Open(prefix + trace.SuffixWait)
+	require.NoError(t, err)
+	defer pf.Close()
+	p, err := profile.Parse(pf)
+	require.NoError(t, err)
+	found := false
+	for _, s := range p.Sample {
+		for _, l := range s.Location {
+			if strings.HasSuffix(l.Line[0].Function.Name, "diskio.TestTraceEnvChild") {
+				found = true
+			}
+		}
+	}
+	require.True(t, found, "no wait sample under TestTraceEnvChild")
+	for _, suffix := range []string{trace.SuffixSyscalls, trace.SuffixChrome, trace.SuffixSummary} {
+		st, err := os.Stat(prefix + suffix)
+		require.NoError(t, err)
+		require.Positive(t, st.Size())
+	}
+}
