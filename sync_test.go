@@ -375,10 +375,9 @@ func TestSyncFailureSticky(t *testing.T) {
 	require.Equal(t, "durable?", string(got))
 }
 
-// TestSyncErrorsNotSticky: a failure before the flush (here: a dropped
-// flush reports success; a trim that fails is not a lost write) does not
-// poison the file. Dropped flushes are invisible to the caller, which is
-// the point of the crash and diskchecker tests.
+// TestDroppedFlushLooksFine: a flush the device drops reports success and
+// poisons nothing: no software can tell, which is why a real power cut
+// (the diskchecker method in internal/crash) is the only test of a drive.
 func TestDroppedFlushLooksFine(t *testing.T) {
 	var dropped atomic.Int32
 	in := &injector{fn: func(a sched.Attempt, nth int) sched.Fault {
