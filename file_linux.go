@@ -61,6 +61,8 @@ type File struct {
 	posMu sync.Mutex
 
 	locks rangeLocks // blocks being written
+
+	flush flushGroup // Sync and Datasync: group commit, sticky failure (sync_linux.go)
 }
 
 const refClosed = 1 << 62
@@ -157,7 +159,8 @@ func (f *File) setup(mode DirectMode) error {
 		// Read-modify-write of edge blocks needs to read: use a second,
 		// read-write descriptor if the permissions allow; otherwise stay
 		// buffered (no alignment, so no reads needed).
-		if rw, err := unix.Open("/proc/self/fd/"+strconv.Itoa(f.fd), unix.O_RDWR|unix.O_CLOEXEC, 0); err == nil {
+		// O_SYNC and O_DSYNC carry over: F_SETFL cannot set them later.
+		if rw, err := unix.Open("/proc/self/fd/"+strconv.Itoa(f.fd), unix.O_RDWR|unix.O_CLOEXEC|fl&unix.O_SYNC, 0); err == nil {
 			f.fd = rw
 		} else if mode == DirectRequired {
 			return err
@@ -406,6 +409,9 @@ func (f *File) Write(b []byte) (int, error) {
 	if f.acc == os.O_RDONLY {
 		return 0, f.pathErr("write", syscall.EBADF)
 	}
+	if err := f.flush.failed(); err != nil {
+		return 0, err // the first failed flush, for ever (sync_linux.go)
+	}
 	if len(b) == 0 {
 		return 0, nil
 	}
@@ -421,7 +427,7 @@ func (f *File) Write(b []byte) (int, error) {
 		}
 		off = size
 	}
-	n, err := f.writeAt(b, off)
+	n, err := f.writeAt(b, off, 0)
 	f.mu.Lock()
 	f.pos = off + int64(n)
 	f.mu.Unlock()
@@ -453,11 +459,16 @@ func (f *File) WriteAt(b []byte, off int64) (int, error) {
 		return 0, err
 	}
 	defer f.release()
-	n, err := f.writeAt(b, off)
+	if err := f.flush.failed(); err != nil {
+		return 0, err // the first failed flush, for ever (sync_linux.go)
+	}
+	n, err := f.writeAt(b, off, 0)
 	return n, f.pathErr("write", err)
 }
 
-func (f *File) writeAt(b []byte, off int64) (int, error) {
+// writeAt writes b at off; rwf are RWF_* flags for every write it issues
+// (RWF_DSYNC: WriteAtDSync).
+func (f *File) writeAt(b []byte, off int64, rwf uint32) (int, error) {
 	if f.acc == os.O_RDONLY {
 		return 0, syscall.EBADF
 	}
@@ -469,13 +480,13 @@ func (f *File) writeAt(b []byte, off int64) (int, error) {
 	}
 	if !f.direct {
 		f.startWrite()
-		n, err := f.s.WriteAt(f.fd, b, off)
+		n, err := f.s.WriteAtFlags(f.fd, b, off, rwf)
 		f.grow(off+int64(n), off+int64(n))
 		return n, err
 	}
 	done := 0
 	for done < len(b) {
-		n, err := f.writeChunk(b[done:], off+int64(done))
+		n, err := f.writeChunk(b[done:], off+int64(done), rwf)
 		done += n
 		if err != nil {
 			return done, err
@@ -488,7 +499,7 @@ func (f *File) writeAt(b []byte, off int64) (int, error) {
 // most maxBounce bytes, reading the partial edge blocks first. The blocks
 // of the span are locked, so writers of other bytes of the same blocks
 // wait instead of overwriting this update with stale data.
-func (f *File) writeChunk(b []byte, off int64) (int, error) {
+func (f *File) writeChunk(b []byte, off int64, rwf uint32) (int, error) {
 	start, end := f.alignDown(off), f.alignUp(off+int64(len(b)))
 	if end-start > maxBounce {
 		end = start + maxBounce
@@ -499,7 +510,7 @@ func (f *File) writeChunk(b []byte, off int64) (int, error) {
 
 	if f.aligned(b, off) {
 		f.startWrite()
-		n, err := f.s.WriteAt(f.fd, b, off)
+		n, err := f.s.WriteAtFlags(f.fd, b, off, rwf)
 		f.grow(off+int64(n), off+int64(n))
 		return n, err
 	}
@@ -522,7 +533,7 @@ func (f *File) writeChunk(b []byte, off int64) (int, error) {
 	}
 	copy(buf[off-start:], b)
 	f.startWrite()
-	n, err := f.s.WriteAt(f.fd, buf, start)
+	n, err := f.s.WriteAtFlags(f.fd, buf, start, rwf)
 	written := 0
 	if n > int(off-start) {
 		written = min(len(b), n-int(off-start))
@@ -700,54 +711,6 @@ func (f *File) trimPadding() error {
 	}
 	f.mu.Lock()
 	f.disk = size
-	f.changed()
-	f.mu.Unlock()
-	return nil
-}
-
-// Sync commits the file's contents and its exact size to stable storage.
-func (f *File) Sync() error {
-	if err := f.acquire("sync"); err != nil {
-		return err
-	}
-	defer f.release()
-	if err := f.trimPadding(); err != nil {
-		return &fs.PathError{Op: "sync", Path: f.name, Err: err}
-	}
-	return f.pathErr("sync", f.s.Fsync(f.fd))
-}
-
-// Datasync commits the file's data (fdatasync): like Sync, without
-// metadata that is not needed to read the data back.
-func (f *File) Datasync() error {
-	if err := f.acquire("datasync"); err != nil {
-		return err
-	}
-	defer f.release()
-	if err := f.trimPadding(); err != nil {
-		return &fs.PathError{Op: "datasync", Path: f.name, Err: err}
-	}
-	return f.pathErr("datasync", f.s.Fdatasync(f.fd))
-}
-
-// Preallocate reserves disk space for [off, off+n) with fallocate, growing
-// the file if the range ends past it. Appending into preallocated space
-// costs no block allocation per write.
-func (f *File) Preallocate(off, n int64) error {
-	if err := f.acquire("preallocate"); err != nil {
-		return err
-	}
-	defer f.release()
-	if off < 0 || n <= 0 {
-		return &fs.PathError{Op: "preallocate", Path: f.name, Err: syscall.EINVAL}
-	}
-	f.locks.lock(0, maxOffset)
-	defer f.locks.unlock(0, maxOffset)
-	if err := f.s.Fallocate(f.fd, 0, off, n); err != nil {
-		return f.pathErr("preallocate", err)
-	}
-	f.mu.Lock()
-	f.size, f.disk = max(f.size, off+n), max(f.disk, off+n)
 	f.changed()
 	f.mu.Unlock()
 	return nil

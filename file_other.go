@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"syscall"
 )
 
 // File is an open file. On systems other than Linux it is a thin wrapper
@@ -95,41 +94,8 @@ func (f *File) Seek(offset int64, whence int) (int64, error) {
 // Stat returns the file's fs.FileInfo, like os.File.Stat.
 func (f *File) Stat() (fs.FileInfo, error) { return f.osFile().Stat() }
 
-// Sync commits the file's contents and metadata to stable storage, like
-// os.File.Sync.
-func (f *File) Sync() error { return f.osFile().Sync() }
-
-// Datasync commits the file's contents to stable storage. On this system
-// it is Sync (there is no portable fdatasync).
-func (f *File) Datasync() error { return f.osFile().Sync() }
-
 // Truncate changes the size of the file, like os.File.Truncate.
 func (f *File) Truncate(size int64) error { return f.osFile().Truncate(size) }
-
-// Preallocate makes sure bytes [off, off+n) of the file exist. On Linux it
-// reserves the disk space (fallocate); on this system it only extends the
-// file with Truncate when off+n is past its size, which reads as zeros and
-// may be sparse, so a later write can still fail for lack of space. It
-// never shrinks the file. off must be >= 0 and n > 0.
-func (f *File) Preallocate(off, n int64) error {
-	of := f.osFile()
-	if of == nil {
-		return os.ErrInvalid
-	}
-	if off < 0 || n <= 0 || off > maxInt64-n {
-		return &fs.PathError{Op: "preallocate", Path: of.Name(), Err: syscall.EINVAL}
-	}
-	fi, err := of.Stat()
-	if err != nil {
-		return err
-	}
-	if end := off + n; end > fi.Size() {
-		return of.Truncate(end)
-	}
-	return nil
-}
-
-const maxInt64 = 1<<63 - 1
 
 // Close closes the file, like os.File.Close; a second Close returns an
 // error.

@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/google/pprof v0.0.0-20260906184651-6331bc6350fe
 	github.com/stretchr/testify v1.12.1
+	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.49.0
 )
 

@@ -51,6 +51,7 @@ func (q *aioQueue) prepare(r *request, slot uint32) bool {
 		cb.PrepPread(int(r.fd), r.remaining(), r.off+int64(r.done))
 	case OpWrite:
 		cb.PrepPwrite(int(r.fd), r.remaining(), r.off+int64(r.done))
+		cb.RWFlags = int32(r.rwf)
 	case OpFsync:
 		cb.PrepFsync(int(r.fd))
 	case OpFdatasync:

@@ -24,7 +24,11 @@ func blockingDo(r *request, t Tracer) {
 		case OpRead:
 			n, err = unix.Pread(int(r.fd), r.remaining(), r.off+int64(r.done))
 		case OpWrite:
-			n, err = unix.Pwrite(int(r.fd), r.remaining(), r.off+int64(r.done))
+			if r.rwf != 0 {
+				n, err = unix.Pwritev2(int(r.fd), [][]byte{r.remaining()}, r.off+int64(r.done), int(r.rwf))
+			} else {
+				n, err = unix.Pwrite(int(r.fd), r.remaining(), r.off+int64(r.done))
+			}
 		case OpFsync:
 			err = unix.Fsync(int(r.fd))
 		case OpFdatasync:

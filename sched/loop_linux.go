@@ -53,6 +53,9 @@ func (s *Scheduler) run(b Backend, opts Options, ready chan<- error) {
 	if uq, ok := q.(*uringQueue); ok {
 		s.setupFixed(uq, opts)
 	}
+	if opts.Faults != nil {
+		q = newFaultQueue(q, opts.Entries+1, opts.Faults)
+	}
 	n := opts.Entries
 	l := &loop{
 		s:        s,

@@ -41,6 +41,7 @@ type request struct {
 	off  int64
 	mode uint32 // fallocate mode
 	size int64  // fallocate length
+	rwf  uint32 // RWF_* flags of a write (RWF_DSYNC): WriteAtFlags
 
 	done int   // bytes transferred so far (short I/O is resubmitted)
 	err  error // final error, nil on success

@@ -75,6 +75,10 @@ type Options struct {
 	// FixedFiles is the size of io_uring's registered file table
 	// (default 256; negative: none); see RegisterFile.
 	FixedFiles int
+	// Faults, if set, injects failures between the loop and the kernel
+	// queue, for tests (see FaultInjector). It needs the uring or aio
+	// backend, and turns the idle fast path off.
+	Faults FaultInjector
 }
 
 // FixedStatus says whether registered buffers and files are in use, and
@@ -182,7 +186,10 @@ func New(opts Options) (*Scheduler, error) {
 }
 
 func start(b Backend, opts Options) (*Scheduler, error) {
-	s := &Scheduler{backend: b, exited: make(chan struct{}), noInline: opts.NoInline, tracer: opts.Tracer}
+	s := &Scheduler{backend: b, exited: make(chan struct{}), noInline: opts.NoInline || opts.Faults != nil, tracer: opts.Tracer}
+	if opts.Faults != nil && b == Blocking {
+		return nil, errFaultsBlocking
+	}
 	if b != URing {
 		s.fixed.BuffersReason = "only the io_uring backend registers buffers"
 		s.fixed.FilesReason = "only the io_uring backend registers files"
@@ -608,7 +615,7 @@ func finish(r *request, res int32) bool {
 			r.err = errno
 			return true
 		default:
-			r.err = errno
+			r.err = failed(r, errno)
 			return true
 		}
 	}

@@ -68,6 +68,7 @@ func (q *uringQueue) prepare(r *request, slot uint32) (fixed bool) {
 		} else {
 			sqe.PrepWrite(int(r.fd), r.remaining(), r.off+int64(r.done))
 		}
+		sqe.OpFlags = r.rwf
 	case OpFsync:
 		sqe.PrepFsync(int(r.fd), 0)
 	case OpFdatasync:

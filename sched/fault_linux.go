@@ -1,0 +1,180 @@
+//go:build linux
+
+package sched
+
+import (
+	"errors"
+	"syscall"
+	"time"
+)
+
+// Attempt is one submission of a request to the kernel, as a FaultInjector
+// sees it. A request resubmitted after a short transfer or an EINTR/EAGAIN
+// is a new attempt with a higher Retry.
+type Attempt struct {
+	Op    Op
+	Fd    int32
+	Off   int64  // where this attempt starts
+	Len   int    // bytes it would transfer (reads and writes)
+	Flags uint32 // RWF_* flags of a write
+	Retry int32  // 0 for the first submission
+}
+
+// Fault is what to do to one attempt; the zero Fault does nothing.
+type Fault struct {
+	// Errno fails the attempt without sending it to the kernel: nothing
+	// is read or written. The scheduler retries EINTR and EAGAIN; every
+	// other errno goes to the request's caller.
+	Errno syscall.Errno
+	// Short sends only the first Short bytes of a read or write to the
+	// kernel: a real short transfer, which the scheduler resubmits from
+	// where it stopped. On O_DIRECT files it must be a multiple of the
+	// block size, as the kernel's own short transfers are. Ignored
+	// unless 0 < Short < Len.
+	Short int
+	// Drop does not send an fsync or fdatasync to the kernel and reports
+	// success: a device that acknowledges flushes it never did.
+	Drop bool
+	// Delay holds the attempt's completion until Delay after its
+	// submission: a late completion. The loop goes on meanwhile.
+	Delay time.Duration
+}
+
+// FaultInjector chooses the faults of Options.Faults. Fault is called on
+// the scheduler's goroutine for every attempt, so it must be quick and must
+// not call the scheduler.
+type FaultInjector interface {
+	Fault(a Attempt) Fault
+}
+
+// FaultFunc is a FaultInjector.
+type FaultFunc func(Attempt) Fault
+
+func (f FaultFunc) Fault(a Attempt) Fault { return f(a) }
+
+var errFaultsBlocking = errors.New("sched: fault injection needs the uring or aio backend (Options.Faults)")
+
+// faultQueue sits between the loop and a kernel queue and applies a
+// FaultInjector's faults. Injected errors and dropped flushes never reach
+// the kernel; short transfers do, shortened; late completions are real
+// completions held back. Everything above it (retries, resubmission of
+// short I/O, error delivery) is the scheduler's real code.
+type faultQueue struct {
+	inner    queue
+	inj      FaultInjector
+	slots    []faultSlot
+	held     []uint32 // slots whose completion is injected or delayed
+	wakeSlot uint32
+}
+
+type faultSlot struct {
+	active bool      // in held
+	synth  bool      // never sent to the kernel: res is the result
+	got    bool      // the kernel's completion arrived (held back)
+	res    int32     // the result to report
+	due    time.Time // not reported before
+}
+
+func newFaultQueue(inner queue, slots int, inj FaultInjector) *faultQueue {
+	return &faultQueue{inner: inner, inj: inj, slots: make([]faultSlot, slots), wakeSlot: ^uint32(0)}
+}
+
+func (q *faultQueue) prepare(r *request, slot uint32) bool {
+	a := Attempt{Op: r.op, Fd: r.fd, Off: r.off + int64(r.done), Flags: r.rwf, Retry: r.submits}
+	if r.op == OpRead || r.op == OpWrite {
+		a.Len = len(r.buf) - r.done
+	}
+	if r.op == OpFallocate {
+		a.Len = int(r.size)
+	}
+	f := q.inj.Fault(a)
+	fs := &q.slots[slot]
+	*fs = faultSlot{}
+	if f.Delay > 0 {
+		fs.due = time.Now().Add(f.Delay)
+	}
+	switch {
+	case f.Errno != 0:
+		fs.synth, fs.res = true, -int32(f.Errno)
+	case f.Drop && (r.op == OpFsync || r.op == OpFdatasync):
+		fs.synth = true
+	}
+	if fs.synth || f.Delay > 0 {
+		fs.active = true
+		q.held = append(q.held, slot)
+	}
+	if fs.synth {
+		return false
+	}
+	if (r.op == OpRead || r.op == OpWrite) && f.Short > 0 && f.Short < a.Len {
+		full := r.buf
+		r.buf = r.buf[:r.done+f.Short]
+		fixed := q.inner.prepare(r, slot)
+		r.buf = full
+		return fixed
+	}
+	return q.inner.prepare(r, slot)
+}
+
+func (q *faultQueue) armWake(efd int, slot uint32) {
+	q.wakeSlot = slot
+	q.inner.armWake(efd, slot)
+}
+
+func (q *faultQueue) enter(wait bool) error {
+	if !wait || len(q.held) == 0 {
+		return q.inner.enter(wait)
+	}
+	// Completions of ours are pending: the kernel cannot wake the loop
+	// for them, so submit without sleeping there and nap briefly here.
+	if err := q.inner.enter(false); err != nil {
+		return err
+	}
+	nap := 200 * time.Microsecond
+	for _, slot := range q.held {
+		if d := time.Until(q.slots[slot].due); d < nap {
+			nap = d
+		}
+	}
+	if nap > 0 {
+		time.Sleep(nap)
+	}
+	return nil
+}
+
+func (q *faultQueue) reap(dst []completion) (int, error) {
+	n, err := q.inner.reap(dst)
+	if err != nil {
+		return n, err
+	}
+	// Hold back kernel completions whose attempt is delayed.
+	kept := 0
+	for _, c := range dst[:n] {
+		if c.slot != q.wakeSlot && q.slots[c.slot].active {
+			fs := &q.slots[c.slot]
+			fs.got, fs.res = true, c.res
+			continue
+		}
+		dst[kept] = c
+		kept++
+	}
+	// Report what is due.
+	now := time.Now()
+	held := q.held[:0]
+	for _, slot := range q.held {
+		fs := &q.slots[slot]
+		if kept < len(dst) && (fs.synth || fs.got) && !now.Before(fs.due) {
+			dst[kept] = completion{slot: slot, res: fs.res}
+			kept++
+			fs.active = false
+			continue
+		}
+		held = append(held, slot)
+	}
+	q.held = held
+	return kept, nil
+}
+
+func (q *faultQueue) registerFile(fd int) error   { return q.inner.registerFile(fd) }
+func (q *faultQueue) unregisterFile(fd int) error { return q.inner.unregisterFile(fd) }
+func (q *faultQueue) close() error                { return q.inner.close() }

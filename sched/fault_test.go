@@ -1,0 +1,184 @@
+//go:build linux
+
+package sched
+
+import (
+	"bytes"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// faultLog is a FaultInjector driven by a function, recording attempts.
+type faultLog struct {
+	mu       sync.Mutex
+	attempts []Attempt
+	fn       func(Attempt) Fault
+}
+
+func (l *faultLog) Fault(a Attempt) Fault {
+	l.mu.Lock()
+	l.attempts = append(l.attempts, a)
+	l.mu.Unlock()
+	return l.fn(a)
+}
+
+func (l *faultLog) count(op Op) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, a := range l.attempts {
+		if a.Op == op {
+			n++
+		}
+	}
+	return n
+}
+
+var faultBackends = []Backend{URing, AIO}
+
+// TestFaultsRetriedTransparently: EAGAIN, EINTR and short transfers on
+// the first attempts of every read and write are invisible to callers,
+// and the bytes are right.
+func TestFaultsRetriedTransparently(t *testing.T) {
+	for _, b := range faultBackends {
+		t.Run(string(b), func(t *testing.T) {
+			inj := &faultLog{fn: func(a Attempt) Fault {
+				if a.Op != OpRead && a.Op != OpWrite {
+					return Fault{}
+				}
+				switch a.Retry {
+				case 0:
+					return Fault{Errno: unix.EAGAIN}
+				case 1:
+					return Fault{Errno: unix.EINTR}
+				case 2:
+					return Fault{Short: blockSize} // then the rest
+				}
+				return Fault{}
+			}}
+			s := newSched(t, b, Options{Faults: inj})
+			f := directFile(t)
+			const n = 8
+			var wg sync.WaitGroup
+			for g := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					w := alignedBuf(t, 4*blockSize)
+					fill(w, g)
+					k, err := s.WriteAt(int(f.Fd()), w, int64(g)*4*blockSize)
+					if err != nil || k != len(w) {
+						t.Errorf("write %d: %d, %v", g, k, err)
+						return
+					}
+					r := alignedBuf(t, 4*blockSize)
+					k, err = s.ReadAt(int(f.Fd()), r, int64(g)*4*blockSize)
+					if err != nil || k != len(r) || !bytes.Equal(r, w) {
+						t.Errorf("read %d: %d, %v, equal %v", g, k, err, bytes.Equal(r, w))
+					}
+				}()
+			}
+			wg.Wait()
+			// Each request: EAGAIN, EINTR, short, rest = 4 attempts.
+			require.Equal(t, 4*n, inj.count(OpWrite))
+			require.Equal(t, 4*n, inj.count(OpRead))
+		})
+	}
+}
+
+// TestFaultsReachTheirCaller: an injected EIO or ENOSPC fails exactly the
+// request it hit, as an *IOError with the offset; the others succeed.
+func TestFaultsReachTheirCaller(t *testing.T) {
+	for _, b := range faultBackends {
+		t.Run(string(b), func(t *testing.T) {
+			bad := map[int64]unix.Errno{3 * blockSize: unix.EIO, 5 * blockSize: unix.ENOSPC}
+			inj := &faultLog{fn: func(a Attempt) Fault {
+				if a.Op == OpWrite {
+					return Fault{Errno: bad[a.Off]}
+				}
+				return Fault{}
+			}}
+			s := newSched(t, b, Options{Faults: inj})
+			f := directFile(t)
+			var wg sync.WaitGroup
+			for i := range int64(8) {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					w := alignedBuf(t, blockSize)
+					_, err := s.WriteAt(int(f.Fd()), w, i*blockSize)
+					want := bad[i*blockSize]
+					if want == 0 {
+						if err != nil {
+							t.Errorf("write at block %d: %v", i, err)
+						}
+						return
+					}
+					var ioe *IOError
+					if !errors.As(err, &ioe) || ioe.Err != want || ioe.Off != i*blockSize || ioe.Len != blockSize || ioe.Op != OpWrite {
+						t.Errorf("write at block %d: got %v, want an IOError with %v at its offset", i, err, want)
+					}
+				}()
+			}
+			wg.Wait()
+		})
+	}
+}
+
+// TestFaultsDropAndDelay: a dropped flush reports success without reaching
+// the kernel; a delayed completion arrives no sooner than its delay, while
+// other requests complete meanwhile.
+func TestFaultsDropAndDelay(t *testing.T) {
+	for _, b := range faultBackends {
+		t.Run(string(b), func(t *testing.T) {
+			var slow atomic.Bool
+			inj := &faultLog{fn: func(a Attempt) Fault {
+				switch {
+				case a.Op == OpFdatasync:
+					return Fault{Drop: true}
+				case a.Op == OpRead && a.Off == 0 && slow.CompareAndSwap(false, true):
+					return Fault{Delay: 100 * time.Millisecond}
+				}
+				return Fault{}
+			}}
+			s := newSched(t, b, Options{Faults: inj})
+			f := directFile(t)
+			require.NoError(t, s.Fdatasync(int(f.Fd())))
+			require.Equal(t, 1, inj.count(OpFdatasync))
+
+			w := alignedBuf(t, 2*blockSize)
+			_, err := s.WriteAt(int(f.Fd()), w, 0)
+			require.NoError(t, err)
+			start := time.Now()
+			done := make(chan time.Duration)
+			go func() {
+				_, err := s.ReadAt(int(f.Fd()), alignedBuf(t, blockSize), 0)
+				if err != nil {
+					t.Error(err)
+				}
+				done <- time.Since(start)
+			}()
+			for inj.count(OpRead) == 0 {
+				time.Sleep(time.Millisecond)
+			}
+			// Meanwhile, other reads go through.
+			for range 10 {
+				_, err := s.ReadAt(int(f.Fd()), alignedBuf(t, blockSize), blockSize)
+				require.NoError(t, err)
+			}
+			require.Less(t, time.Since(start), 100*time.Millisecond, "reads waited for the delayed one")
+			require.GreaterOrEqual(t, <-done, 100*time.Millisecond)
+		})
+	}
+}
+
+func TestFaultsNeedAQueue(t *testing.T) {
+	_, err := New(Options{Backend: Blocking, Faults: FaultFunc(func(Attempt) Fault { return Fault{} })})
+	require.ErrorIs(t, err, errFaultsBlocking)
+}

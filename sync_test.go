@@ -1,0 +1,422 @@
+//go:build linux
+
+package diskio
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/testenv"
+	"github.com/diskio-go/diskio/sched"
+)
+
+// injector is a sched.FaultInjector for File tests: fn decides, every
+// attempt is logged with the time it was submitted.
+type injector struct {
+	mu  sync.Mutex
+	log []attempt
+	fn  func(a sched.Attempt, nth int) sched.Fault // nth: attempts of this Op so far
+}
+
+type attempt struct {
+	sched.Attempt
+	at int64 // sched.Now() at submission
+}
+
+func (in *injector) Fault(a sched.Attempt) sched.Fault {
+	in.mu.Lock()
+	nth := 0
+	for _, b := range in.log {
+		if b.Op == a.Op {
+			nth++
+		}
+	}
+	in.log = append(in.log, attempt{a, sched.Now()})
+	fn := in.fn
+	in.mu.Unlock()
+	if fn == nil {
+		return sched.Fault{}
+	}
+	return fn(a, nth)
+}
+
+func (in *injector) attempts(ops ...sched.Op) []attempt {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	var out []attempt
+	for _, a := range in.log {
+		for _, op := range ops {
+			if a.Op == op {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
+// faultSched starts a scheduler (io_uring, else AIO) with in as its fault
+// injector, closed at the end of the test.
+func faultSched(t *testing.T, in sched.FaultInjector) *sched.Scheduler {
+	t.Helper()
+	s, err := sched.New(sched.Options{Backend: sched.URing, Faults: in})
+	if err != nil {
+		testenv.Unavailable(t, "uring", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func openWith(t *testing.T, path string, flag int, opts ...Option) *File {
+	t.Helper()
+	f, err := OpenFile(path, flag, 0o644, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// fdFlags reads the open flags of fd as the kernel has them.
+func fdFlags(t *testing.T, fd uintptr) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(int(fd)))
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "flags:"); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 8, 64)
+			require.NoError(t, err)
+			return int(n)
+		}
+	}
+	t.Fatal("no flags in fdinfo")
+	return 0
+}
+
+// TestOpenSyncFlagsKept: O_DSYNC and O_SYNC given to OpenFile stay on the
+// descriptor the I/O uses, also for O_WRONLY files (which use a second,
+// read-write descriptor for read-modify-write: F_SETFL cannot add them).
+func TestOpenSyncFlagsKept(t *testing.T) {
+	dir := t.TempDir()
+	for _, acc := range []int{os.O_RDWR, os.O_WRONLY} {
+		for _, sf := range []int{unix.O_DSYNC, unix.O_SYNC} {
+			path := filepath.Join(dir, "f"+strconv.Itoa(acc)+strconv.Itoa(sf))
+			f := openWith(t, path, acc|os.O_CREATE|sf)
+			got := fdFlags(t, f.Fd())
+			require.Equal(t, sf, got&unix.O_SYNC, "sync flags of %s", path)
+			if f.Direct() {
+				require.NotZero(t, got&unix.O_DIRECT)
+			}
+			data := randomBytes(10000, 7)
+			_, err := f.WriteAt(data, 100)
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+			onDisk, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.Equal(t, data, onDisk[100:])
+		}
+	}
+}
+
+// TestWriteAtDSync: every write of WriteAtDSync carries RWF_DSYNC to the
+// kernel, aligned or not, and the bytes land; plain WriteAt's do not.
+func TestWriteAtDSync(t *testing.T) {
+	in := &injector{}
+	s := faultSched(t, in)
+	path := filepath.Join(t.TempDir(), "dsync")
+	f := openWith(t, path, os.O_RDWR|os.O_CREATE, WithScheduler(s))
+	want := randomBytes(3*4096+100, 9)
+	n, err := f.WriteAtDSync(want[:8192], 0)
+	require.NoError(t, err)
+	require.Equal(t, 8192, n)
+	n, err = f.WriteAtDSync(want[8192:], 8192) // unaligned end: a read-modify-write
+	require.NoError(t, err)
+	require.Equal(t, len(want)-8192, n)
+	ws := in.attempts(sched.OpWrite)
+	require.NotEmpty(t, ws)
+	for _, a := range ws {
+		require.Equal(t, uint32(unix.RWF_DSYNC), a.Flags)
+	}
+	_, err = f.WriteAt([]byte("x"), 0)
+	require.NoError(t, err)
+	ws = in.attempts(sched.OpWrite)
+	require.Zero(t, ws[len(ws)-1].Flags)
+	want[0] = 'x'
+	require.NoError(t, f.Close())
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+}
+
+// TestPreallocate: with and without FALLOC_FL_KEEP_SIZE, space is
+// reserved (st_blocks), the size changes only without it, and appends
+// into the reserved space read back.
+func TestPreallocate(t *testing.T) {
+	dir := t.TempDir()
+	for _, keep := range []bool{false, true} {
+		path := filepath.Join(dir, "p"+strconv.FormatBool(keep))
+		f := openWith(t, path, os.O_RDWR|os.O_CREATE)
+		_, err := f.WriteAt([]byte("head"), 0)
+		require.NoError(t, err)
+		if keep {
+			require.NoError(t, f.PreallocateKeepSize(0, 1<<20))
+		} else {
+			require.NoError(t, f.Preallocate(0, 1<<20))
+		}
+		var st unix.Stat_t
+		require.NoError(t, unix.Stat(path, &st))
+		require.GreaterOrEqual(t, st.Blocks*512, int64(1<<20), "space reserved")
+		fi, err := f.Stat()
+		require.NoError(t, err)
+		wantSize := int64(1 << 20)
+		if keep {
+			wantSize = 4
+		}
+		require.Equal(t, wantSize, fi.Size())
+		tail := randomBytes(5000, 4)
+		_, err = f.WriteAt(tail, fi.Size())
+		require.NoError(t, err)
+		require.NoError(t, f.Datasync())
+		require.NoError(t, f.Close())
+		got, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.Equal(t, wantSize+5000, int64(len(got)))
+		require.Equal(t, "head", string(got[:4]))
+		require.Equal(t, tail, got[wantSize:])
+	}
+}
+
+func TestPreallocateBadInput(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p")
+	require.NoError(t, os.WriteFile(path, []byte("abc"), 0o644))
+	f := openWith(t, path, os.O_RDWR)
+	for _, c := range [][2]int64{{-1, 10}, {0, 0}, {0, -5}, {1, maxOffset}} {
+		for _, fn := range []func(int64, int64) error{f.Preallocate, f.PreallocateKeepSize} {
+			err := fn(c[0], c[1])
+			var pe *fs.PathError
+			require.ErrorAs(t, err, &pe, "%v", c)
+			require.ErrorIs(t, err, syscall.EINVAL)
+			require.Equal(t, path, pe.Path)
+		}
+	}
+	ro := openWith(t, path, os.O_RDONLY)
+	require.ErrorIs(t, ro.Preallocate(0, 4096), syscall.EBADF)
+	require.ErrorIs(t, ro.PreallocateKeepSize(0, 4096), syscall.EBADF)
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, "abc", string(got))
+}
+
+func TestSyncDir(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a"), nil, 0o644))
+	require.NoError(t, os.Rename(filepath.Join(dir, "a"), filepath.Join(dir, "b")))
+	require.NoError(t, SyncDir(dir))
+	err := SyncDir(filepath.Join(dir, "b"))
+	var pe *fs.PathError
+	require.ErrorAs(t, err, &pe)
+	require.ErrorIs(t, err, syscall.ENOTDIR)
+	require.ErrorIs(t, SyncDir(filepath.Join(dir, "none")), fs.ErrNotExist)
+}
+
+// TestGroupCommitCovers: concurrent committers share flushes, and each is
+// released only by a successful flush issued after it called, which
+// completed before it returned.
+func TestGroupCommitCovers(t *testing.T) {
+	in := &injector{}
+	s := faultSched(t, in)
+	f := openWith(t, filepath.Join(t.TempDir(), "gc"), os.O_RDWR|os.O_CREATE, WithScheduler(s))
+	const writers, rounds = 32, 4
+	type call struct{ start, end int64 }
+	calls := make([]call, writers*rounds)
+	var wg sync.WaitGroup
+	for g := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := randomBytes(4096, byte(g))
+			for r := range rounds {
+				if _, err := f.WriteAt(buf, int64(r*writers+g)*4096); err != nil {
+					t.Error(err)
+					return
+				}
+				c := &calls[r*writers+g]
+				c.start = sched.Now()
+				var err error
+				if g%4 == 0 {
+					err = f.Sync()
+				} else {
+					err = f.Datasync()
+				}
+				c.end = sched.Now()
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	flushes := in.attempts(sched.OpFsync, sched.OpFdatasync)
+	t.Logf("%d commits, %d flushes", len(calls), len(flushes))
+	require.Less(t, len(flushes), len(calls)/2, "flushes were not shared")
+	for i, c := range calls {
+		covered := false
+		for _, fl := range flushes {
+			if fl.at >= c.start && fl.at <= c.end {
+				covered = true
+			}
+		}
+		require.True(t, covered, "commit %d returned without a flush issued during its call", i)
+	}
+}
+
+// TestGroupCommitLateWrite: a write that completes after a flush was
+// issued is not covered by it: a Sync called after that write waits for
+// the next flush, issued after the write completed, even though the first
+// one (slowed down) completes in between. Callers that arrive during the
+// slow flush all share that next one.
+func TestGroupCommitLateWrite(t *testing.T) {
+	in := &injector{fn: func(a sched.Attempt, nth int) sched.Fault {
+		if a.Op == sched.OpFdatasync && nth == 0 {
+			return sched.Fault{Delay: 150 * time.Millisecond}
+		}
+		return sched.Fault{}
+	}}
+	s := faultSched(t, in)
+	f := openWith(t, filepath.Join(t.TempDir(), "late"), os.O_RDWR|os.O_CREATE, WithScheduler(s))
+	first := make(chan error)
+	go func() { first <- f.Datasync() }()
+	for len(in.attempts(sched.OpFdatasync)) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	_, err := f.WriteAt(randomBytes(4096, 1), 0)
+	require.NoError(t, err)
+	written := sched.Now()
+	const late = 8
+	ends := make(chan int64, late)
+	for range late {
+		go func() {
+			if err := f.Datasync(); err != nil {
+				t.Error(err)
+			}
+			ends <- sched.Now()
+		}()
+	}
+	require.NoError(t, <-first)
+	for range late {
+		end := <-ends
+		fl := in.attempts(sched.OpFdatasync)
+		require.Len(t, fl, 2, "the late callers share one flush")
+		require.Greater(t, fl[1].at, written, "second flush issued after the write completed")
+		require.Greater(t, end, fl[1].at)
+	}
+}
+
+// TestSyncFailureSticky: after a failed flush every Sync, Datasync, write
+// and Preallocate returns that first error, even though the device would
+// now report success, and no further flush is issued; the callers that
+// shared the failed flush all get it.
+func TestSyncFailureSticky(t *testing.T) {
+	in := &injector{fn: func(a sched.Attempt, nth int) sched.Fault {
+		if a.Op == sched.OpFdatasync && nth == 0 {
+			return sched.Fault{Errno: unix.EIO, Delay: 50 * time.Millisecond}
+		}
+		return sched.Fault{}
+	}}
+	s := faultSched(t, in)
+	path := filepath.Join(t.TempDir(), "sticky")
+	f := openWith(t, path, os.O_RDWR|os.O_CREATE, WithScheduler(s))
+	_, err := f.WriteAt([]byte("durable?"), 0)
+	require.NoError(t, err)
+	errs := make(chan error, 4)
+	go func() { errs <- f.Datasync() }()
+	for len(in.attempts(sched.OpFdatasync)) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	for range 3 { // these share the next round, which the failure cancels
+		go func() { errs <- f.Sync() }()
+	}
+	first := <-errs
+	var pe *fs.PathError
+	require.ErrorAs(t, first, &pe)
+	require.Equal(t, "datasync", pe.Op)
+	require.Equal(t, path, pe.Path)
+	require.ErrorIs(t, first, syscall.EIO)
+	for range 3 {
+		require.Same(t, first, <-errs)
+	}
+	require.Same(t, first, f.Sync())
+	require.Same(t, first, f.Datasync())
+	n, err := f.WriteAt([]byte("more"), 100)
+	require.Zero(t, n)
+	require.Same(t, first, err)
+	n, err = f.Write([]byte("more"))
+	require.Zero(t, n)
+	require.Same(t, first, err)
+	n, err = f.WriteAtDSync([]byte("more"), 100)
+	require.Zero(t, n)
+	require.Same(t, first, err)
+	require.Same(t, first, f.Preallocate(0, 4096))
+	require.Len(t, in.attempts(sched.OpFsync, sched.OpFdatasync), 1)
+	// Reads still work; the data written is as it was.
+	got := make([]byte, 8)
+	_, err = f.ReadAt(got, 0)
+	require.NoError(t, err)
+	require.Equal(t, "durable?", string(got))
+}
+
+// TestDroppedFlushLooksFine: a flush the device drops reports success and
+// poisons nothing: no software can tell, which is why a real power cut
+// (the diskchecker method in internal/crash) is the only test of a drive.
+func TestDroppedFlushLooksFine(t *testing.T) {
+	var dropped atomic.Int32
+	in := &injector{fn: func(a sched.Attempt, nth int) sched.Fault {
+		if a.Op == sched.OpFsync {
+			dropped.Add(1)
+			return sched.Fault{Drop: true}
+		}
+		return sched.Fault{}
+	}}
+	s := faultSched(t, in)
+	f := openWith(t, filepath.Join(t.TempDir(), "drop"), os.O_RDWR|os.O_CREATE, WithScheduler(s))
+	_, err := f.WriteAt([]byte("x"), 0)
+	require.NoError(t, err)
+	require.NoError(t, f.Sync())
+	require.EqualValues(t, 1, dropped.Load())
+	require.NoError(t, f.Sync())
+}
+
+func TestWriteAtDSyncBadInput(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "b")
+	require.NoError(t, os.WriteFile(path, []byte("abc"), 0o644))
+	f := openWith(t, path, os.O_RDWR)
+	_, err := f.WriteAtDSync([]byte("x"), -1)
+	require.ErrorAs(t, err, new(*fs.PathError))
+	n, err := f.WriteAtDSync(nil, 0)
+	require.NoError(t, err)
+	require.Zero(t, n)
+	ro := openWith(t, path, os.O_RDONLY)
+	_, err = ro.WriteAtDSync([]byte("x"), 0)
+	require.ErrorIs(t, err, syscall.EBADF)
+	ap := openWith(t, path, os.O_RDWR|os.O_APPEND)
+	_, err = ap.WriteAtDSync([]byte("x"), 0)
+	require.Error(t, err)
+	require.NoError(t, f.Close())
+	_, err = f.WriteAtDSync([]byte("x"), 0)
+	require.ErrorIs(t, err, os.ErrClosed)
+	require.ErrorIs(t, f.PreallocateKeepSize(0, 10), os.ErrClosed)
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal([]byte("abc"), got))
+	require.False(t, errors.Is(err, os.ErrClosed))
+}
