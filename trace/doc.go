@@ -65,21 +65,4 @@
 // within the disk's noise (on/off 1.00-1.08 over whole runs) and cost 5%
 // more CPU per read (~280ns, half of it the scheduler's clock reads), with
 // 0 allocations per read (BenchmarkTracingCost; details in its comment).
-//
-// # README
-//
-// Tracing. diskio can tell you where disk time goes: set
-// DISKIO_TRACE=/tmp/run and any program using diskio writes, on SIGINT or
-// SIGTERM, every second while it works, or when it calls
-// diskio.FlushTrace, an I/O-wait profile (go tool pprof -http=:
-// /tmp/run.wait.pb.gz shows which of your code paths waited on disk and
-// for how long), a Perfetto trace of the scheduler's system calls and of
-// every request's queued, kernel and wake-up time (/tmp/run.trace.json),
-// and a text summary with latency percentiles per operation and size,
-// system calls per request and batch sizes. The recorder is a lock-free,
-// allocation-free ring of fixed-size records in preallocated memory; at
-// 128 goroutines of 4 KiB random reads it cost no measurable IOPS (5%
-// more CPU per read). In code,
-// attach trace.New to sched.Options.Tracer or call diskio.StartTracing;
-// in a server, mount tracehttp.Handler to capture N seconds on demand.
 package trace
