@@ -12,19 +12,20 @@ import (
 // loop is the state of the scheduler goroutine. Only that goroutine touches
 // it.
 type loop struct {
-	s        *Scheduler
-	q        queue
-	slots    []*request // in flight, by slot; the last slot is the wake-up read
-	free     []uint32   // free slots
-	wakeSlot uint32
-	armed    bool       // the eventfd read is in the kernel
-	retry    []*request // short or interrupted requests to resubmit
-	prepared int        // SQEs prepared since the last enter
-	inflight int        // requests in the kernel, not counting the wake-up read
-	done     []completion
-	spin     time.Duration
-	tracer   Tracer
-	now      int64 // tracer clock when the last completions were reaped
+	s         *Scheduler
+	q         queue
+	slots     []*request // in flight, by slot; the last slot is the wake-up read
+	free      []uint32   // free slots
+	wakeSlot  uint32
+	armed     bool       // the eventfd read is in the kernel
+	retry     []*request // short or interrupted requests to resubmit
+	prepared  int        // SQEs prepared since the last enter
+	inflight  int        // requests in the kernel, not counting the wake-up read
+	done      []completion
+	spin      time.Duration
+	tracer    Tracer
+	now       int64 // tracer clock when the last completions were reaped
+	acceptNow int64 // tracer clock of this accept round's submissions, 0 until read
 }
 
 func openQueue(b Backend, opts Options) (queue, error) {
@@ -141,6 +142,7 @@ func (l *loop) main() {
 // the kernel queue while slots are free. It never blocks.
 func (l *loop) accept() bool {
 	progress := false
+	l.acceptNow = 0
 	for len(l.retry) > 0 && len(l.free) > 0 {
 		r := l.retry[len(l.retry)-1]
 		l.retry = l.retry[:len(l.retry)-1]
@@ -178,7 +180,10 @@ func (l *loop) submit(r *request) {
 	l.inflight++
 	r.submits++
 	if l.tracer != nil && r.tSubmit == 0 {
-		r.tSubmit = Now()
+		if l.acceptNow == 0 {
+			l.acceptNow = Now() // one clock read stamps the whole batch
+		}
+		r.tSubmit = l.acceptNow
 	}
 }
 
