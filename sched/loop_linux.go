@@ -183,7 +183,9 @@ func (l *loop) submit(r *request) {
 		if l.acceptNow == 0 {
 			l.acceptNow = Now() // one clock read stamps the whole batch
 		}
-		r.tSubmit = l.acceptNow
+		// A request that arrived after the clock was read is
+		// stamped with its own enqueue time, never earlier.
+		r.tSubmit = max(l.acceptNow, r.tEnqueue)
 	}
 }
 
