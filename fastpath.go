@@ -5,7 +5,7 @@ package diskio
 // saturates around there; measure with BenchmarkScan).
 type StreamOptions struct {
 	BufferSize int // bytes per read, rounded up to the alignment
-	ReadAhead  int // reads kept in flight
+	ReadAhead  int // reads kept in flight while the reader consumes one more buffer
 }
 
 // Range is one piece of a file for ReadMany.

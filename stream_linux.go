@@ -16,7 +16,9 @@ import (
 // keeps ReadAhead reads of BufferSize bytes in flight, so the device always
 // has work queued, instead of the kernel's read-ahead heuristics (which
 // O_DIRECT bypasses) or one read at a time. Memory is bounded by
-// BufferSize x ReadAhead. A StreamReader is for one goroutine.
+// BufferSize x (ReadAhead+1): the reads in flight, and the buffer the
+// reader is consuming (so that consuming it does not leave the device one
+// read short). A StreamReader is for one goroutine.
 type StreamReader struct {
 	f       *File
 	bufSize int
@@ -61,13 +63,13 @@ func (f *File) NewStreamReader(off int64, opts StreamOptions) (*StreamReader, er
 	if err != nil {
 		return nil, err
 	}
-	r := &StreamReader{f: f, bufSize: opts.BufferSize, next: off, end: st.Size(), batch: max(1, opts.ReadAhead/4)}
+	r := &StreamReader{f: f, bufSize: opts.BufferSize, next: off, end: st.Size(), batch: streamBatch(opts)}
 	if f.direct && off%f.block != 0 {
 		// Start the reads aligned; skip the head in the first buffer.
 		r.next = f.alignDown(off)
 	}
 	skip := int(off - r.next)
-	r.slots = make([]streamSlot, opts.ReadAhead)
+	r.slots = make([]streamSlot, opts.ReadAhead+1)
 	for i := range r.slots {
 		buf, err := f.s.AllocBuffer(opts.BufferSize)
 		if err != nil {
@@ -174,6 +176,14 @@ func (r *StreamReader) advance() {
 	if r.freed >= r.batch {
 		r.flush()
 	}
+}
+
+// streamBatch is how many freed slots wait to be issued together: small
+// buffers are worth batching (one submission, fewer wake-ups of the
+// scheduler, and the block layer merges neighbours), while a large buffer
+// idle for even a moment costs the device more than its submission costs.
+func streamBatch(o StreamOptions) int {
+	return max(1, min(o.ReadAhead/4, (64<<10)/o.BufferSize))
 }
 
 // flush issues the reads of the freed slots, in file order.
