@@ -67,6 +67,12 @@
 // its loop thread competes with the callers for the cores. Shard only
 // with spare cores.
 //
+// Calls: ReadAt and friends wait for their completion. StartReadAt and
+// StartWriteAt return a Call to Wait on later, so one goroutine can keep
+// many requests in flight without a goroutine per request (diskio's
+// StreamReader keeps its read-ahead this way); requests started together
+// are submitted together.
+//
 // In-flight work is bounded by Options.Entries; the CQ is twice that, so it
 // never overflows. Callers beyond the bound wait on the channel; they never
 // fail. Short reads and writes are resubmitted from where they stopped,

@@ -31,3 +31,33 @@ func Example() {
 	fmt.Println(n, err, string(buf[:n]))
 	// Output: 5 <nil> sched
 }
+
+// One goroutine keeps several reads in flight: start them all, then wait.
+// They reach the kernel in one submission.
+func ExampleScheduler_StartReadAt() {
+	dir, _ := os.MkdirTemp("", "sched-example")
+	defer os.RemoveAll(dir)
+	name := filepath.Join(dir, "data")
+	os.WriteFile(name, []byte("aaaabbbbccccdddd"), 0o644)
+	f, _ := os.Open(name)
+	defer f.Close()
+
+	s, err := sched.New(sched.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+
+	var bufs [4][4]byte
+	var calls [4]sched.Call
+	for i := range calls {
+		calls[i] = s.StartReadAt(int(f.Fd()), bufs[i][:], int64(4*i))
+	}
+	for i := range calls {
+		n, err := calls[i].Wait() // every started call is waited for once
+		fmt.Print(string(bufs[i][:n]), err, " ")
+	}
+	fmt.Println()
+	// Output: aaaa<nil> bbbb<nil> cccc<nil> dddd<nil>
+}
