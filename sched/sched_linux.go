@@ -467,7 +467,7 @@ type Call struct {
 func (s *Scheduler) StartReadAt(fd int, p []byte, off int64) Call {
 	r := getRequest()
 	r.op, r.fd, r.buf, r.off = OpRead, int32(fd), p, off
-	return s.start(r)
+	return s.begin(r)
 }
 
 // StartWriteAt starts writing all of p at off to fd, like WriteAt, and
@@ -475,10 +475,10 @@ func (s *Scheduler) StartReadAt(fd int, p []byte, off int64) Call {
 func (s *Scheduler) StartWriteAt(fd int, p []byte, off int64) Call {
 	r := getRequest()
 	r.op, r.fd, r.buf, r.off = OpWrite, int32(fd), p, off
-	return s.start(r)
+	return s.begin(r)
 }
 
-func (s *Scheduler) start(r *request) Call {
+func (s *Scheduler) begin(r *request) Call {
 	if !s.acquire() {
 		putRequest(r)
 		return Call{err: ErrClosed}
