@@ -24,11 +24,11 @@
 //   - Before sleeping the loop spins for Options.Spin (20µs), because under
 //     load the next request or completion usually comes sooner than a
 //     wake-up would take.
-//   - When the scheduler is idle (nothing queued or in flight), one request
-//     at a time is issued inline by its caller with a plain system call:
-//     for a lone caller that is what os.File does, without the two thread
-//     wake-ups a trip through the loop would cost. Under concurrency the
-//     ring takes over. (Measured with -bench RandRead4K/uring/g=1: ~115µs
+//   - When the scheduler is idle (nothing queued or in flight), up to two
+//     requests at a time are issued inline by their callers with a plain
+//     system call: for one or two callers that is what os.File does,
+//     without the two thread wake-ups a trip through the loop would cost.
+//     Under concurrency the ring takes over. (Measured with -bench RandRead4K/uring/g=1: ~115µs
 //     per 4 KiB read through the loop against ~30µs inline.)
 //
 // What was measured and kept (go test -bench RandRead4K ./sched/, 128
@@ -53,13 +53,15 @@
 // Registered buffers and files (AllocBuffer, RegisterFile) gave +15-20% IOPS
 // and 15-25% less CPU per op.
 //
-// The cost of this design is at low concurrency: from 2 to ~6 goroutines a
-// request crosses threads three times (caller to loop, kernel to loop, loop
-// to caller) where os.File's pread crosses once, and the ring path reaches
-// 0.45x-0.8x of os.File (g=2: 18k-28k IOPS against 40k); from ~8
-// goroutines on it is ahead (g=8: 44k-50k against 34k; g=128: ~2x). The
-// idle fast path covers the lone caller only, because each inline request
-// holds an OS thread.
+// The cost of this design is at low concurrency: from 3 to ~8 goroutines a
+// request through the loop crosses threads three times (caller to loop,
+// kernel to loop, loop to caller) where os.File's pread crosses once. With
+// one inline request at a time, 2 goroutines got 0.36-0.41x of os.File's
+// IOPS; with two (the default) 0.77-0.93x, and 4 goroutines 0.45-0.55x, 8
+// goroutines 0.6-0.85x; from ~16 goroutines on the ring is ahead (128:
+// ~2x). The inline places are capped at two because each holds an OS
+// thread, as os.File's pread does. (DISKIO_BENCH_GOROUTINES=2,4,8 go test
+// -run '^$' -bench 'RandRead4K/(os.File|uring)/' ./sched/)
 //
 // One scheduler carries 2.2-2.5 million NOP requests per second
 // (BenchmarkNop), far beyond what one disk here does (~140k IOPS); a second
