@@ -169,7 +169,9 @@ func (s *svg) fitPanel(st *suite) {
 	}
 	top, x0, x1 := float64(s.y+30), float64(left), float64(plotW-right)
 	bottom := top + panelH - 60
-	x := func(n float64) float64 { return x0 + (math.Log2(n)-math.Log2(lo))/(math.Log2(hi)-math.Log2(lo))*(x1-x0) }
+	x := func(n float64) float64 {
+		return x0 + (math.Log2(n)-math.Log2(lo))/(math.Log2(hi)-math.Log2(lo))*(x1-x0)
+	}
 	y := func(v float64) float64 { return bottom - v/(ymax*1.1)*(bottom-top) }
 	s.text(plotW/2, top-12, "middle", "14", fmt.Sprintf("mean random-read latency: t(n) = %.1f µs + %.5f µs/B × n", m.TqUs, m.TpUsPerByte))
 	s.axes(x0, x1, top, bottom)
