@@ -83,7 +83,7 @@ func printReport(w io.Writer, rep *Report) {
 			lines = append(lines, line{title: group})
 		}
 		label := r.Label
-		if r.Stream != "" && !strings.Contains(label, "StreamReader") && !strings.Contains(label, "StreamWriter") && !strings.Contains(label, "read-ahead") {
+		if r.Stream != "" && label == r.Backend { // a custom run: say what the stream was
 			label += " (stream " + r.Stream + ")"
 		}
 		if r.Error != "" {
