@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// fitPoint is one request size and its mean latency in microseconds.
+// fitPoint is one request size and its median latency in microseconds.
 type fitPoint struct {
 	n  float64
 	us float64
@@ -44,7 +44,9 @@ func fitLine(pts []fitPoint) (a, b, r2 float64) {
 	return a, b, r2
 }
 
-// presetLatencyModel: the Czech blog's measurements. Random O_DIRECT
+// presetLatencyModel: the Czech blog's measurements (it fitted means; we
+// fit medians, which a shared machine's stalls of tens of milliseconds do
+// not drag). Random O_DIRECT
 // reads of 512 B to 1 MiB at one goroutine (os.File: one pread per
 // request, nothing in between), the fit t(n) = tq + tp*n, the kernel's
 // read-ahead windows on a cold buffered file, and a stream depth sweep at
@@ -69,12 +71,12 @@ func presetLatencyModel(ctx context.Context, s *suite) error {
 		if r.Error != "" || r.Backend == "fio" {
 			continue
 		}
-		s.fit = append(s.fit, fitPoint{float64(r.BlockSize), r.Lat.Mean})
+		s.fit = append(s.fit, fitPoint{float64(r.BlockSize), r.Lat.P50})
 		if r.BlockSize == 512 {
-			small = r.Lat.Mean
+			small = r.Lat.P50
 		}
 		if r.BlockSize == 4096 {
-			four = r.Lat.Mean
+			four = r.Lat.P50
 		}
 	}
 	m.TqUs, m.TpUsPerByte, m.R2 = fitLine(s.fit)

@@ -12,7 +12,7 @@ import (
 
 // The plot is hand-written SVG: three simple panels do not need a
 // plotting library. Panel 1: latency CDFs of the first group's runs (log
-// time axis). Panel 2: MB/s of every run. Panel 3 (latency-model): mean
+// time axis). Panel 2: MB/s of every run. Panel 3 (latency-model): median
 // latency against request size with the fitted t(n).
 
 const (
@@ -173,7 +173,7 @@ func (s *svg) fitPanel(st *suite) {
 		return x0 + (math.Log2(n)-math.Log2(lo))/(math.Log2(hi)-math.Log2(lo))*(x1-x0)
 	}
 	y := func(v float64) float64 { return bottom - v/(ymax*1.1)*(bottom-top) }
-	s.text(plotW/2, top-12, "middle", "14", fmt.Sprintf("mean random-read latency: t(n) = %.1f µs + %.5f µs/B × n", m.TqUs, m.TpUsPerByte))
+	s.text(plotW/2, top-12, "middle", "14", fmt.Sprintf("median random-read latency: t(n) = %.1f µs + %.5f µs/B × n", m.TqUs, m.TpUsPerByte))
 	s.axes(x0, x1, top, bottom)
 	for n := lo; n <= hi; n *= 4 {
 		s.text(x(n), bottom+14, "middle", "10", sizeShort(int(n)))

@@ -72,13 +72,13 @@ type Latency struct {
 }
 
 // LatencyModel is the latency-model preset's analysis: the least-squares
-// fit of mean random-read latency t(n) = TqUs + TpUsPerByte*n, what the
+// fit of median random-read latency t(n) = TqUs + TpUsPerByte*n, what the
 // kernel's read-ahead did, and the buffer size and depth it suggests.
 type LatencyModel struct {
 	TqUs         float64 `json:"tq_us"`            // fixed cost per request
 	TpUsPerByte  float64 `json:"tp_us_per_byte"`   // transfer cost per byte
 	R2           float64 `json:"r2"`               // goodness of the fit
-	SmallVs4KiB  float64 `json:"small_vs_4k"`      // mean latency of 512 B reads over 4 KiB reads
+	SmallVs4KiB  float64 `json:"small_vs_4k"`      // median latency of 512 B reads over 4 KiB reads
 	ReadAheadKB  int     `json:"read_ahead_kb"`    // the device's setting, -1 if unknown
 	WindowsKB    []int   `json:"windows_kb"`       // distances between reads that waited, cold sequential 4 KiB buffered reads
 	SeqHitRatio  float64 `json:"seq_hit_ratio"`    // those reads served without waiting
