@@ -1,0 +1,219 @@
+//go:build linux
+
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is the parsed command line.
+type config struct {
+	preset    string
+	info      bool
+	dir       string
+	file      string
+	size      int64
+	duration  time.Duration
+	durSet    bool // -duration given: presets use it instead of their own
+	custom    bool // workload flags given without -preset: run the flag matrix
+	gs        []int
+	backends  []string
+	bss       []int
+	rws       []string
+	mix       int
+	direct    bool
+	fsync     string
+	fallocate bool
+	fixed     bool
+	sqpoll    bool
+	iopoll    bool
+	entries   int
+	readAhead int
+	bufSize   int
+	noInline  bool
+	trace     string
+	json      bool
+	plot      string
+	fio       bool
+	progress  bool
+}
+
+var (
+	presetNames  = []string{"default", "paper", "glommio-scan", "glommio-random", "uring-write", "latency-model", "fsync"}
+	backendNames = []string{"os.File", "uring", "aio", "blocking"}
+	rwNames      = []string{"randread", "randwrite", "read", "write", "mixed"}
+	fsyncNames   = []string{"none", "each", "end", "dsync", "group"}
+)
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("testbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: testbench [flags]\n\nWith no flags: os.File vs diskio on io_uring and AIO (random reads, a scan, a durable write).\nPresets (-preset): %s.\n\n", strings.Join(presetNames, ", "))
+		fs.PrintDefaults()
+	}
+	var size, bs, bufSize, gs, backends, rws string
+	fs.StringVar(&c.preset, "preset", "", "run a preset: "+strings.Join(presetNames, ", "))
+	fs.BoolVar(&c.info, "info", false, "only report what the kernel and the directory support")
+	fs.StringVar(&c.dir, "dir", ".", "directory for the temporary test files")
+	fs.StringVar(&c.file, "file", "", "read from this existing file of real data (never written or removed) instead of a temporary one")
+	fs.StringVar(&size, "size", "1G", "test file size (K, M, G suffixes)")
+	fs.DurationVar(&c.duration, "duration", 3*time.Second, "time limit of each run (presets have their own unless this is given)")
+	fs.StringVar(&gs, "goroutines", "1,128", "goroutine counts (comma-separated)")
+	fs.StringVar(&backends, "backends", "uring,aio,os.File", "backends: "+strings.Join(backendNames, ", ")+" (os.File last keeps the others' thread counts clean: threads never exit)")
+	fs.StringVar(&backends, "schedulers", "uring,aio,os.File", "same as -backends")
+	fs.StringVar(&bs, "bs", "4k", "block sizes (comma-separated, K/M suffixes)")
+	fs.StringVar(&rws, "rw", "randread", "workloads: "+strings.Join(rwNames, ", ")+" (comma-separated)")
+	fs.IntVar(&c.mix, "mix", 70, "percentage of reads in -rw mixed")
+	fs.BoolVar(&c.direct, "direct", true, "O_DIRECT (false: buffered, each run starting from a cold page cache)")
+	fs.StringVar(&c.fsync, "fsync", "none", "durability of writes: none, each (fdatasync after every write), end (fsync once at the end, timed), dsync (open with O_DSYNC), group (group commit: concurrent writers share fdatasyncs)")
+	fs.BoolVar(&c.fallocate, "fallocate", false, "preallocate sequentially written files")
+	fs.BoolVar(&c.fixed, "fixed", true, "diskio: registered (fixed) buffers and files")
+	fs.BoolVar(&c.sqpoll, "sqpoll", false, "diskio/uring: IORING_SETUP_SQPOLL (a kernel thread polls the submission queue)")
+	fs.BoolVar(&c.iopoll, "iopoll", false, "diskio/uring: IORING_SETUP_IOPOLL (completions polled; needs O_DIRECT and a driver with poll queues)")
+	fs.IntVar(&c.entries, "entries", 0, "diskio: requests in flight in the kernel, which is also the largest batch one submission carries (0: the scheduler's default, 256)")
+	fs.IntVar(&c.readAhead, "readahead", 8, "diskio streams (-rw read/write): buffers kept in flight")
+	fs.StringVar(&bufSize, "buffer", "512k", "diskio streams (-rw read/write): bytes per buffer")
+	fs.BoolVar(&c.noInline, "noinline", false, "diskio: send even a lone request through the scheduler loop (no idle fast path)")
+	fs.StringVar(&c.trace, "trace", "", "write the diskio scheduler's trace to this file")
+	fs.BoolVar(&c.json, "json", false, "print the results as JSON (see Report in result.go) instead of the table")
+	fs.StringVar(&c.plot, "plot", "", "write an SVG plot (latency CDFs, throughput, the t(n) fit) to this file")
+	fs.BoolVar(&c.fio, "fio", false, "also run the equivalent fio job on the same file (fio must be installed)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (flags only; -h lists them)", fs.Arg(0))
+	}
+	workloadFlags := map[string]bool{"rw": true, "bs": true, "goroutines": true, "mix": true, "direct": true, "fsync": true, "fallocate": true, "readahead": true, "buffer": true}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "duration" {
+			c.durSet = true
+		}
+		if workloadFlags[f.Name] {
+			c.custom = true
+		}
+	})
+	if c.preset == "" {
+		c.preset = "default"
+	} else {
+		c.custom = false
+	}
+	if !slices.Contains(presetNames, c.preset) {
+		return nil, fmt.Errorf("unknown -preset %q (want one of %s)", c.preset, strings.Join(presetNames, ", "))
+	}
+	var err error
+	n, err := parseSize(size)
+	if c.size = int64(n); err != nil || c.size < 1<<20 {
+		return nil, fmt.Errorf("bad -size %q: want at least 1M, like 512M or 2G", size)
+	}
+	if c.duration <= 0 {
+		return nil, fmt.Errorf("bad -duration %v: must be positive", c.duration)
+	}
+	if c.bufSize, err = parseSize(bufSize); err != nil || c.bufSize <= 0 {
+		return nil, fmt.Errorf("bad -buffer %q: want a size like 512k", bufSize)
+	}
+	if c.readAhead <= 0 || c.entries < 0 {
+		return nil, fmt.Errorf("-readahead must be positive and -entries not negative")
+	}
+	if c.mix < 0 || c.mix > 100 {
+		return nil, fmt.Errorf("bad -mix %d: a percentage of reads, 0..100", c.mix)
+	}
+	for _, s := range splitList(gs) {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("bad -goroutines %q: want positive counts like 1,128", gs)
+		}
+		c.gs = append(c.gs, n)
+	}
+	for _, s := range splitList(bs) {
+		n, err := parseSize(s)
+		if err != nil || n <= 0 || n > 64<<20 {
+			return nil, fmt.Errorf("bad -bs %q: want sizes like 4k,512k (at most 64M)", bs)
+		}
+		c.bss = append(c.bss, n)
+	}
+	if c.backends, err = oneOf("-backends", backends, backendNames); err != nil {
+		return nil, err
+	}
+	if c.rws, err = oneOf("-rw", rws, rwNames); err != nil {
+		return nil, err
+	}
+	if _, err := oneOf("-fsync", c.fsync, fsyncNames); err != nil {
+		return nil, err
+	}
+	if len(c.gs) == 0 || len(c.bss) == 0 || len(c.backends) == 0 || len(c.rws) == 0 {
+		return nil, fmt.Errorf("empty list in -goroutines, -bs, -backends or -rw")
+	}
+	return c, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// oneOf splits a comma-separated list and checks every item against valid.
+func oneOf(name, list string, valid []string) ([]string, error) {
+	items := splitList(list)
+	for _, it := range items {
+		if !slices.Contains(valid, it) {
+			return nil, fmt.Errorf("unknown %s value %q (want %s)", name, it, strings.Join(valid, ", "))
+		}
+	}
+	return items, nil
+}
+
+// parseSize reads 4096, 4k, 512K, 1M, 2G (binary multiples).
+func parseSize(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	mult := 1
+	if s != "" {
+		switch s[len(s)-1] {
+		case 'k', 'K':
+			mult = 1 << 10
+		case 'm', 'M':
+			mult = 1 << 20
+		case 'g', 'G':
+			mult = 1 << 30
+		}
+		if mult > 1 {
+			s = s[:len(s)-1]
+		} else {
+			s = strings.TrimSuffix(strings.TrimSuffix(s, "B"), "b")
+		}
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, err
+	}
+	if n < 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("size %s out of range", s)
+	}
+	return n * mult, nil
+}
+
+// sizeName writes a byte count the way people say it: 4 KiB, 1 MiB, 1000 B.
+func sizeName(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d B", n)
+}

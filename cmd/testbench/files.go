@@ -1,0 +1,190 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/dio"
+)
+
+// files tracks the temporary files of a run, so that they are removed at
+// the end, on an error, and on Ctrl-C (from the signal goroutine).
+type files struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (fl *files) create(dir, pattern string) (*os.File, error) {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return nil, err
+	}
+	fl.paths = append(fl.paths, f.Name())
+	return f, nil
+}
+
+func (fl *files) remove(path string) {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	os.Remove(path)
+	for i, p := range fl.paths {
+		if p == path {
+			fl.paths = append(fl.paths[:i], fl.paths[i+1:]...)
+			break
+		}
+	}
+}
+
+// removeAll removes every file still registered and returns their names.
+func (fl *files) removeAll() []string {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	removed := fl.paths
+	for _, p := range removed {
+		os.Remove(p)
+	}
+	fl.paths = nil
+	return removed
+}
+
+// checkSpace refuses to start when dir cannot hold need bytes, before a
+// half-written file fills the disk.
+func checkSpace(dir string, need int64) error {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return &os.PathError{Op: "statfs", Path: dir, Err: err}
+	}
+	free := int64(st.Bavail) * st.Bsize
+	if free < need {
+		return fmt.Errorf("not enough free space in %s: the test files need %s, %s is available (use -dir elsewhere or a smaller -size)", dir, sizeName(roundMiB(need)), sizeName(roundMiB(free)))
+	}
+	return nil
+}
+
+func roundMiB(n int64) int64 { return (n + 1<<20 - 1) &^ (1<<20 - 1) }
+
+// makeDataFile writes size bytes of pseudo-random data: never a fallocated
+// or zero-filled file, whose unwritten extents read back without touching
+// the disk (the fsync article's lesson about sysbench). The data is synced
+// and dropped from the page cache.
+func makeDataFile(fl *files, dir string, size int64, progress func(done, total int64)) (string, error) {
+	f, err := fl.create(dir, "testbench-*.dat")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	rng := rand.NewChaCha8([32]byte{'t', 'e', 's', 't', 'b', 'e', 'n', 'c', 'h'})
+	for off := int64(0); off < size; off += int64(len(buf)) {
+		rng.Read(buf)
+		n := min(int64(len(buf)), size-off)
+		if _, err := f.WriteAt(buf[:n], off); err != nil {
+			fl.remove(f.Name())
+			return "", err
+		}
+		if progress != nil && off%(64<<20) == 0 {
+			progress(off, size)
+		}
+	}
+	if err := f.Sync(); err != nil {
+		fl.remove(f.Name())
+		return "", err
+	}
+	dropCache(f.Name())
+	return f.Name(), nil
+}
+
+// dropCache writes back and evicts the file's pages (posix_fadvise
+// DONTNEED drops only clean pages), so a buffered run starts cold.
+func dropCache(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		f, err = os.Open(path)
+		if err != nil {
+			return err
+		}
+	}
+	defer f.Close()
+	fd := int(f.Fd())
+	unix.Fdatasync(fd)
+	return unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED)
+}
+
+// warm reads [0, n) of the file through the page cache.
+func warm(path string, n int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	for off := int64(0); off < n; off += int64(len(buf)) {
+		if _, err := f.ReadAt(buf[:min(int64(len(buf)), n-off)], off); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// memAvailable is MemAvailable from /proc/meminfo, in bytes (0 if unknown).
+func memAvailable() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 2 && f[0] == "MemAvailable:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// directSupport says whether O_DIRECT works in dir, and if not, why, in
+// the words the output uses.
+func directSupport(dir string) (bool, string) {
+	err := dio.Probe(dir)
+	if err == nil {
+		return true, ""
+	}
+	var u *dio.UnsupportedError
+	if errors.As(err, &u) {
+		return false, fmt.Sprintf("O_DIRECT is not supported in %s (%s): diskio falls back to buffered I/O there, so every run below is buffered (os.File too); use -dir on a disk filesystem (ext4, xfs, btrfs) to measure direct I/O", dir, u.FSType)
+	}
+	return false, fmt.Sprintf("O_DIRECT probe in %s failed: %v; every run below is buffered", dir, err)
+}
+
+// readAheadKB is the read_ahead_kb setting of the block device holding
+// path, -1 if it cannot be found.
+func readAheadKB(path string) int {
+	var st unix.Stat_t
+	if unix.Stat(path, &st) != nil {
+		return -1
+	}
+	dev := fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))
+	for _, p := range []string{dev + "/queue/read_ahead_kb", dev + "/../queue/read_ahead_kb", filepath.Join(dev, "bdi", "read_ahead_kb")} {
+		if b, err := os.ReadFile(p); err == nil {
+			if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				return n
+			}
+		}
+	}
+	return -1
+}

@@ -1,0 +1,88 @@
+package main
+
+// This file is the documented schema of -json: the command prints one
+// Report, encoded with encoding/json. Field names are stable; new fields
+// may be added.
+
+// Report is the -json output of one testbench invocation.
+type Report struct {
+	Preset     string   `json:"preset"`      // "default", a preset name, or "custom" (workload flags)
+	Command    string   `json:"command"`     // the command line
+	GoVersion  string   `json:"go_version"`  // runtime.Version()
+	GOMAXPROCS int      `json:"gomaxprocs"`  // runtime.GOMAXPROCS(0)
+	Dir        string   `json:"dir"`         // directory of the test files
+	FSType     string   `json:"fs_type"`     // filesystem of Dir (statfs)
+	Direct     bool     `json:"direct"`      // O_DIRECT works in Dir
+	FileSize   int64    `json:"file_size"`   // bytes of the read test file
+	FitsInRAM  bool     `json:"fits_in_ram"` // FileSize < MemAvailable: buffered re-reads may hit the page cache
+	Notes      []string `json:"notes,omitempty"`
+	Results    []Result `json:"results"`
+	// Model is the latency-model preset's analysis (nil for the others).
+	Model *LatencyModel `json:"model,omitempty"`
+}
+
+// Result is one run: one backend, one workload, one goroutine count, one
+// block size. A failed run has Error set and zero measurements.
+type Result struct {
+	Group      string `json:"group"`            // table section, e.g. "4 KiB random read, O_DIRECT"
+	Label      string `json:"label"`            // row name within the group
+	Backend    string `json:"backend"`          // os.File, uring, aio, blocking, or fio
+	Workload   string `json:"workload"`         // randread, randwrite, read, write, mixed
+	Goroutines int    `json:"goroutines"`       // concurrent callers
+	BlockSize  int    `json:"block_size"`       // bytes per operation
+	Direct     bool   `json:"direct"`           // O_DIRECT was in effect
+	Fsync      string `json:"fsync"`            // none, each, end, dsync, group
+	Stream     string `json:"stream,omitempty"` // diskio stream buffers: "512 KiB x 8"
+
+	IOPS        float64 `json:"iops"`          // operations per second
+	MBPerS      float64 `json:"mb_per_s"`      // 10^6 bytes per second
+	Lat         Latency `json:"lat_us"`        // per-operation latency, microseconds
+	CPUUsPerOp  float64 `json:"cpu_us_per_op"` // process CPU time (user+system, all threads) per operation
+	ThreadsPeak int     `json:"os_threads_peak"`
+	AllocsPerOp float64 `json:"allocs_per_op"` // heap objects allocated per operation (whole process)
+	// SyscallsPerOp counts system calls per operation: from the
+	// scheduler's tracer for diskio (every io_uring_enter, io_submit,
+	// io_getevents, eventfd write, inline pread...), one per call for
+	// os.File.
+	SyscallsPerOp float64 `json:"syscalls_per_op"`
+	// SubmitUsPerOp is the time spent in submitting system calls
+	// (io_uring_enter calls that did not wait, io_submit, pread/pwrite)
+	// per operation: the 2017 paper's measure. diskio only.
+	SubmitUsPerOp float64 `json:"submit_us_per_op,omitempty"`
+	// Ratio is MB/s relative to the group's baseline row (os.File unless
+	// the preset marks another), 0 when there is none.
+	Ratio float64 `json:"ratio,omitempty"`
+	Base  bool    `json:"base,omitempty"` // this row is the group's baseline
+
+	Ops     int64   `json:"ops"`
+	Bytes   int64   `json:"bytes"`
+	Seconds float64 `json:"seconds"`
+	Note    string  `json:"note,omitempty"`  // e.g. a fallback the run made
+	Error   string  `json:"error,omitempty"` // why the run failed
+}
+
+// Latency percentiles in microseconds.
+type Latency struct {
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p99_9"`
+	Max  float64 `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+// LatencyModel is the latency-model preset's analysis: the least-squares
+// fit of median random-read latency t(n) = TqUs + TpUsPerByte*n, what the
+// kernel's read-ahead did, and the buffer size and depth it suggests.
+type LatencyModel struct {
+	TqUs         float64 `json:"tq_us"`            // fixed cost per request
+	TpUsPerByte  float64 `json:"tp_us_per_byte"`   // transfer cost per byte
+	R2           float64 `json:"r2"`               // goodness of the fit
+	SmallVs4KiB  float64 `json:"small_vs_4k"`      // median latency of 512 B reads over 4 KiB reads
+	ReadAheadKB  int     `json:"read_ahead_kb"`    // the device's setting, -1 if unknown
+	WindowsKB    []int   `json:"windows_kb"`       // distances between reads that waited, cold sequential 4 KiB buffered reads
+	SeqHitRatio  float64 `json:"seq_hit_ratio"`    // those reads served without waiting
+	StrideHitPct float64 `json:"stride_hit_ratio"` // 4 KiB reads every 64 KiB served without waiting
+	BufferSize   int     `json:"recommended_buffer_size"`
+	Depth        int     `json:"recommended_depth"` // smallest stream read-ahead within 10% of the best measured
+}

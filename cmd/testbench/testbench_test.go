@@ -1,0 +1,253 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// tiny runs the command on a small file in a fresh directory and returns
+// its output; the directory must be empty afterwards.
+func tiny(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	fl := &files{}
+	err := run(context.Background(), append([]string{"-dir", dir, "-size", "8M", "-duration", "30ms"}, args...), &out, &errb, fl)
+	fl.removeAll()
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".svg") {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+	return out.String(), errb.String(), err
+}
+
+func decode(t *testing.T, out string) Report {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	var rep Report
+	require.NoError(t, dec.Decode(&rep), out)
+	return rep
+}
+
+// Every preset runs at a tiny size, and every run of it measures
+// something, except the ones this machine may refuse (IOPOLL needs poll
+// queues).
+func TestPresets(t *testing.T) {
+	for _, p := range presetNames {
+		t.Run(p, func(t *testing.T) {
+			out, stderr, err := tiny(t, "-preset", p, "-json")
+			require.NoError(t, err, stderr)
+			rep := decode(t, out)
+			require.Equal(t, p, rep.Preset)
+			require.NotEmpty(t, rep.Results)
+			for _, r := range rep.Results {
+				if r.Error != "" {
+					require.Contains(t, r.Label, "IOPOLL", "%s/%s failed: %s", r.Group, r.Label, r.Error)
+					continue
+				}
+				require.Positive(t, r.Ops, "%s/%s", r.Group, r.Label)
+				require.Positive(t, r.IOPS)
+				require.Positive(t, r.Lat.Max)
+				require.LessOrEqual(t, r.Lat.P50, r.Lat.P99)
+				require.LessOrEqual(t, r.Lat.P99, r.Lat.Max)
+				require.Positive(t, r.ThreadsPeak)
+				require.Positive(t, r.SyscallsPerOp, "%s/%s", r.Group, r.Label)
+			}
+			if p == "latency-model" {
+				require.NotNil(t, rep.Model)
+				require.Positive(t, rep.Model.BufferSize)
+				require.Positive(t, rep.Model.Depth)
+			}
+			if p == "paper" {
+				var submit bool
+				for _, r := range rep.Results {
+					submit = submit || r.SubmitUsPerOp > 0
+				}
+				require.True(t, submit, "no submit time measured")
+			}
+		})
+	}
+}
+
+// The -json output of a real run decodes into the documented struct with
+// the fields the README promises.
+func TestJSONDecodes(t *testing.T) {
+	out, stderr, err := tiny(t, "-json", "-rw", "randread,randwrite", "-goroutines", "1,4", "-backends", "uring,os.File")
+	require.NoError(t, err, stderr)
+	rep := decode(t, out)
+	require.Equal(t, "custom", rep.Preset)
+	require.Equal(t, int64(8<<20), rep.FileSize)
+	require.Len(t, rep.Results, 8)
+	var raw struct {
+		Results []map[string]any `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &raw))
+	for _, key := range []string{"backend", "workload", "goroutines", "block_size", "iops", "mb_per_s", "lat_us", "cpu_us_per_op", "os_threads_peak"} {
+		require.Contains(t, raw.Results[0], key)
+	}
+	lat := raw.Results[0]["lat_us"].(map[string]any)
+	for _, key := range []string{"p50", "p99", "max"} {
+		require.Contains(t, lat, key)
+	}
+	for _, r := range rep.Results {
+		require.Empty(t, r.Error)
+		require.Equal(t, 4096, r.BlockSize)
+		require.InDelta(t, r.IOPS*4096/1e6, r.MBPerS, r.MBPerS*1e-9)
+		if r.Backend == "os.File" {
+			require.Equal(t, 1.0, r.Ratio)
+			require.Equal(t, 1.0, r.SyscallsPerOp)
+		}
+	}
+}
+
+func TestTableAndPlot(t *testing.T) {
+	svg := filepath.Join(t.TempDir(), "p.svg")
+	out, stderr, err := tiny(t, "-rw", "randread,read", "-goroutines", "2", "-plot", svg)
+	require.NoError(t, err, stderr)
+	require.Contains(t, out, "randread 4 KiB")
+	require.Contains(t, out, "p99.9")
+	require.Contains(t, out, "fits in RAM")
+	require.Empty(t, stderr, "no progress bar when stderr is not a terminal")
+	b, err := os.ReadFile(svg)
+	require.NoError(t, err)
+	dec := xml.NewDecoder(bytes.NewReader(b))
+	var elems int
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		if _, ok := tok.(xml.StartElement); ok {
+			elems++
+		}
+	}
+	require.Greater(t, elems, 20)
+	require.Contains(t, string(b), "latency CDF")
+	require.Contains(t, string(b), "<polyline")
+}
+
+func TestFio(t *testing.T) {
+	if _, err := exec.LookPath("fio"); err != nil {
+		t.Skip("fio not installed")
+	}
+	out, stderr, err := tiny(t, "-json", "-fio", "-goroutines", "8", "-backends", "uring")
+	require.NoError(t, err, stderr)
+	rep := decode(t, out)
+	require.Len(t, rep.Results, 2)
+	f := rep.Results[1]
+	require.Equal(t, "fio", f.Backend)
+	require.Empty(t, f.Error)
+	require.Positive(t, f.IOPS)
+	require.Positive(t, f.Lat.P99)
+	require.Positive(t, f.Ops)
+	require.GreaterOrEqual(t, f.CPUUsPerOp, 0.0)
+}
+
+func TestBadInput(t *testing.T) {
+	for _, c := range []struct{ args, want string }{
+		{"-rw randwalk", `unknown -rw value "randwalk"`},
+		{"-preset nope", `unknown -preset "nope"`},
+		{"-backends uring,io_uring", `unknown -backends value "io_uring"`},
+		{"-fsync sometimes", `unknown -fsync value "sometimes"`},
+		{"-size 12q", `bad -size "12q"`},
+		{"-bs 4k,0", `bad -bs`},
+		{"-goroutines 0", `bad -goroutines`},
+		{"-mix 101 -rw mixed", `bad -mix 101`},
+		{"extra", `unexpected argument "extra"`},
+		{"-trace /dev/null", `-trace: the tracer`},
+	} {
+		_, _, err := tiny(t, strings.Fields(c.args)...)
+		require.ErrorContains(t, err, c.want, c.args)
+	}
+	err := checkSpace(t.TempDir(), 1<<62)
+	require.ErrorContains(t, err, "not enough free space")
+	_, _, err = tiny(t, "-size", "4000000G")
+	require.ErrorContains(t, err, "not enough free space")
+}
+
+// A canceled run (Ctrl-C) stops promptly; the caller removes the files.
+func TestCancel(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	fl := &files{}
+	time.AfterFunc(300*time.Millisecond, cancel)
+	t0 := time.Now()
+	err := run(ctx, []string{"-dir", dir, "-size", "8M", "-duration", "20s"}, io.Discard, io.Discard, fl)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Less(t, time.Since(t0), 10*time.Second)
+	require.NotEmpty(t, fl.removeAll())
+	ents, _ := os.ReadDir(dir)
+	require.Empty(t, ents)
+}
+
+func TestGroupCommit(t *testing.T) {
+	var started, finished atomic.Int64
+	c := &groupCommit{sync: func() error {
+		started.Add(1)
+		time.Sleep(200 * time.Microsecond)
+		finished.Add(1)
+		return nil
+	}}
+	var wg sync.WaitGroup
+	const writers, rounds = 16, 50
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range rounds {
+				// A sync that started after this point must
+				// have finished when wait returns.
+				before := started.Load()
+				require.NoError(t, c.wait())
+				require.Greater(t, finished.Load(), before)
+			}
+		}()
+	}
+	wg.Wait()
+	require.Less(t, started.Load(), int64(writers*rounds), "no sharing")
+	boom := errors.New("boom")
+	c = &groupCommit{sync: func() error { return boom }}
+	require.ErrorIs(t, c.wait(), boom)
+}
+
+func TestFitLine(t *testing.T) {
+	var pts []fitPoint
+	for n := 512.0; n <= 1<<20; n *= 2 {
+		pts = append(pts, fitPoint{n, 207 + 0.0052*n})
+	}
+	a, b, r2 := fitLine(pts)
+	require.InDelta(t, 207, a, 1e-6)
+	require.InDelta(t, 0.0052, b, 1e-9)
+	require.InDelta(t, 1, r2, 1e-9)
+}
+
+func TestSizes(t *testing.T) {
+	for in, want := range map[string]int{"4096": 4096, "4k": 4096, "512K": 512 << 10, "1M": 1 << 20, "2G": 2 << 30, "100B": 100} {
+		got, err := parseSize(in)
+		require.NoError(t, err)
+		require.Equal(t, want, got, in)
+	}
+	require.Equal(t, "4 KiB", sizeName(4096))
+	require.Equal(t, "1000 B", sizeName(1000))
+	require.Equal(t, "1,234,567", commas(1234567))
+}

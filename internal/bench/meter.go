@@ -1,0 +1,90 @@
+package bench
+
+import (
+	"runtime/metrics"
+	"sync"
+	"time"
+)
+
+// Usage is what a stretch of work cost the process.
+type Usage struct {
+	CPU         time.Duration // user + system time of the whole process
+	Allocs      uint64        // heap objects allocated
+	PeakThreads int           // most OS threads seen at once (0 where unknown)
+	Elapsed     time.Duration // wall time
+}
+
+// Meter measures a stretch of work: call StartMeter before it and Stop
+// after. A background goroutine samples the OS thread count every
+// SampleEvery; threads never exit in a Go program, so the peak is also the
+// count at the end unless something else (a runtime.LockOSThread goroutine
+// exiting) removed one.
+type Meter struct {
+	start   time.Time
+	cpu0    time.Duration
+	allocs0 uint64
+	stop    chan struct{}
+	done    chan struct{}
+	mu      sync.Mutex
+	peak    int
+}
+
+// SampleEvery is the thread sampling interval: short enough to catch a
+// burst of threads created by blocking calls (they stay anyway), cheap
+// enough to be invisible (one small /proc read).
+const SampleEvery = 5 * time.Millisecond
+
+// StartMeter starts measuring.
+func StartMeter() *Meter {
+	m := &Meter{stop: make(chan struct{}), done: make(chan struct{}), peak: Threads()}
+	m.allocs0 = Allocs()
+	m.cpu0 = CPUTime()
+	m.start = time.Now()
+	go m.sample()
+	return m
+}
+
+func (m *Meter) sample() {
+	defer close(m.done)
+	t := time.NewTicker(SampleEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+			n := Threads()
+			m.mu.Lock()
+			m.peak = max(m.peak, n)
+			m.mu.Unlock()
+		}
+	}
+}
+
+// Stop ends the measurement and returns what it saw. Call it once.
+func (m *Meter) Stop() Usage {
+	u := Usage{Elapsed: time.Since(m.start), CPU: CPUTime() - m.cpu0, Allocs: Allocs() - m.allocs0}
+	close(m.stop)
+	<-m.done
+	n := Threads()
+	m.mu.Lock()
+	u.PeakThreads = max(m.peak, n)
+	m.mu.Unlock()
+	return u
+}
+
+var allocSample = []metrics.Sample{{Name: "/gc/heap/allocs:objects"}}
+var allocMu sync.Mutex
+
+// Allocs returns the number of heap objects the process has allocated so
+// far. It reads runtime/metrics, which unlike runtime.ReadMemStats does
+// not stop the world.
+func Allocs() uint64 {
+	allocMu.Lock()
+	defer allocMu.Unlock()
+	metrics.Read(allocSample)
+	if allocSample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return allocSample[0].Value.Uint64()
+}

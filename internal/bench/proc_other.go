@@ -1,0 +1,11 @@
+//go:build !linux
+
+package bench
+
+import "time"
+
+// Threads returns 0: counting OS threads needs Linux's /proc.
+func Threads() int { return 0 }
+
+// CPUTime returns 0: process CPU time is read with Linux's getrusage here.
+func CPUTime() time.Duration { return 0 }
