@@ -36,6 +36,13 @@
 // -fixed, -sqpoll, -iopoll, -entries, -readahead and -buffer (streams).
 // -json prints the results as a Report (result.go), -plot FILE.svg draws
 // them, -fio adds fio's figure for the same job as the physical limit.
+// -trace PREFIX writes the tracer's files for the diskio runs.
+//
+// Durability: `testbench crash -n 200` kills a child appending checksummed
+// records with Sync 200 times and checks every acknowledged record;
+// `diskcheck` does it with acknowledgements over loopback TCP, and
+// diskcheck-serve / diskcheck-client / diskcheck-verify do it across two
+// machines so that a real power cut can be tested (see crash.go).
 package main
 
 import (
@@ -52,11 +59,13 @@ import (
 
 	"github.com/diskio-go/diskio/aio"
 	"github.com/diskio-go/diskio/internal/bench"
+	"github.com/diskio-go/diskio/internal/crash"
 	"github.com/diskio-go/diskio/internal/dio"
 	"github.com/diskio-go/diskio/uring"
 )
 
 func main() {
+	crash.MaybeChild() // the crash mode's child is this binary, re-executed
 	fl := &files{}
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
@@ -85,6 +94,9 @@ func main() {
 // run is the whole command; main adds signals and the exit code. Every
 // temporary file is registered in fl, which the caller empties.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, fl *files) error {
+	if len(args) > 0 && crashModes[args[0]] {
+		return runCrash(ctx, args[0], args[1:], stdout, stderr)
+	}
 	c, err := parseFlags(args, stderr)
 	if err != nil {
 		return err

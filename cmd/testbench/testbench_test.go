@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"github.com/diskio-go/diskio/internal/crash"
 	"io"
 	"os"
 	"os/exec"
@@ -23,6 +24,24 @@ import (
 
 // tiny runs the command on a small file in a fresh directory and returns
 // its output; the directory must be empty afterwards.
+func TestMain(m *testing.M) {
+	crash.MaybeChild() // the crash mode re-executes this binary
+	os.Exit(m.Run())
+}
+
+// The crash mode kills appending children and finds every acknowledged
+// record; diskcheck does it over loopback TCP.
+func TestCrashModes(t *testing.T) {
+	for _, mode := range []string{"crash", "diskcheck"} {
+		var out bytes.Buffer
+		err := run(context.Background(), []string{mode, "-n", "2", "-dir", t.TempDir()}, &out, io.Discard, &files{})
+		require.NoError(t, err, out.String())
+		require.Contains(t, out.String(), "no acknowledged record lost")
+	}
+	err := run(context.Background(), []string{"diskcheck-client"}, io.Discard, io.Discard, &files{})
+	require.ErrorContains(t, err, "needs -addr and -file")
+}
+
 func tiny(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
 	dir := t.TempDir()
@@ -174,7 +193,6 @@ func TestBadInput(t *testing.T) {
 		{"-goroutines 0", `bad -goroutines`},
 		{"-mix 101 -rw mixed", `bad -mix 101`},
 		{"extra", `unexpected argument "extra"`},
-		{"-trace /dev/null", `-trace: the tracer`},
 	} {
 		_, _, err := tiny(t, strings.Fields(c.args)...)
 		require.ErrorContains(t, err, c.want, c.args)
@@ -183,6 +201,21 @@ func TestBadInput(t *testing.T) {
 	require.ErrorContains(t, err, "not enough free space")
 	_, _, err = tiny(t, "-size", "4000000G")
 	require.ErrorContains(t, err, "not enough free space")
+}
+
+// -trace PREFIX writes the tracer's files for the diskio runs.
+func TestTrace(t *testing.T) {
+	prefix := filepath.Join(t.TempDir(), "run")
+	_, _, err := tiny(t, "-backends", "uring", "-rw", "randread", "-goroutines", "4", "-trace", prefix)
+	require.NoError(t, err)
+	sum, err := os.ReadFile(prefix + ".txt")
+	require.NoError(t, err)
+	require.Contains(t, string(sum), "read  4KiB")
+	for _, suffix := range []string{".wait.pb.gz", ".syscalls.pb.gz", ".trace.json", ".jsonl"} {
+		fi, err := os.Stat(prefix + suffix)
+		require.NoError(t, err)
+		require.Positive(t, fi.Size(), suffix)
+	}
 }
 
 // A canceled run (Ctrl-C) stops promptly; the caller removes the files.

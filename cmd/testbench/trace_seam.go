@@ -3,22 +3,17 @@
 package main
 
 import (
-	"errors"
-
 	"github.com/diskio-go/diskio/sched"
+	"github.com/diskio-go/diskio/trace"
 )
 
-// openTrace starts the tracer -trace FILE asks for and returns it with a
-// function that finishes the file. Every diskio run passes the tracer to
-// its scheduler (sched.Options.Tracer, behind the syscall counter), so any
-// sched.Tracer works here; os.File runs are not traced (they have no
+// openTrace starts the tracer -trace PREFIX asks for and returns it with a
+// function that writes its files: PREFIX.wait.pb.gz (I/O-wait profile),
+// .syscalls.pb.gz, .trace.json (Perfetto), .jsonl and .txt (summary).
+// Every diskio run passes the tracer to its scheduler (sched.Options.Tracer,
+// behind the syscall counter); os.File runs are not traced (they have no
 // scheduler).
-//
-// The trace package is being written; when it exists this becomes, for
-// example:
-//
-//	t := trace.New(trace.Options{})
-//	return t, func() error { return t.WriteFile(path) }, nil
-var openTrace = func(path string) (sched.Tracer, func() error, error) {
-	return nil, nil, errors.New("-trace: the tracer (package trace) is not available in this build yet")
+var openTrace = func(prefix string) (sched.Tracer, func() error, error) {
+	rec := trace.New(trace.Config{Records: 1 << 20})
+	return rec, func() error { return rec.Snapshot().WriteFiles(prefix) }, nil
 }
