@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
-	"github.com/diskio-go/diskio/internal/crash"
 	"io"
 	"os"
 	"os/exec"
@@ -20,10 +19,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskio-go/diskio/internal/crash"
 )
 
-// tiny runs the command on a small file in a fresh directory and returns
-// its output; the directory must be empty afterwards.
 func TestMain(m *testing.M) {
 	crash.MaybeChild() // the crash mode re-executes this binary
 	os.Exit(m.Run())
@@ -42,6 +41,8 @@ func TestCrashModes(t *testing.T) {
 	require.ErrorContains(t, err, "needs -addr and -file")
 }
 
+// tiny runs the command on a small file in a fresh directory and returns
+// its output; the directory must be empty afterwards.
 func tiny(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
 	dir := t.TempDir()
