@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/diskio-go/diskio/internal/bench"
 	"github.com/diskio-go/diskio/internal/mem"
 )
 
@@ -218,7 +219,7 @@ func benchRandRead(b *testing.B, qd int, reap string) {
 		issued++
 	}
 	b.ReportAllocs()
-	cpu0 := cpuTime()
+	cpu0 := bench.CPUTime()
 	b.ResetTimer()
 	for s := 0; s < qd && issued < b.N; s++ {
 		issue(s)
@@ -251,17 +252,7 @@ func benchRandRead(b *testing.B, qd int, reap string) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "IOPS")
 	b.ReportMetric(float64(b.N)/float64(submits), "reqs/submit")
-	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/1e3/float64(b.N), "cpu-us/op")
-}
-
-// cpuTime is the process's user plus system CPU time: with the device the
-// bottleneck, CPU per request is where reaping methods differ.
-func cpuTime() time.Duration {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64((bench.CPUTime()-cpu0).Nanoseconds())/1e3/float64(b.N), "cpu-us/op")
 }
 
 // BenchmarkReap compares taking completions from the user-space ring with

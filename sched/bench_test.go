@@ -11,10 +11,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/diskio-go/diskio/internal/bench"
 	"github.com/diskio-go/diskio/internal/benchfile"
 )
 
@@ -28,59 +28,13 @@ func TestMain(m *testing.M) {
 // reads reach the disk.
 func benchSize() int64 { return max(benchfile.Size(), 2<<30) }
 
-type xorshift uint64
-
-func (x *xorshift) next() uint64 {
-	*x ^= *x << 13
-	*x ^= *x >> 7
-	*x ^= *x << 17
-	return uint64(*x)
-}
-
-// meter samples what a run costs the process: OS threads (peak) and CPU time.
-type meter struct {
-	stop    chan struct{}
-	done    chan struct{}
-	threads int
-	cpu0    time.Duration
-}
-
-func cpuTime() time.Duration {
-	var ru unix.Rusage
-	unix.Getrusage(unix.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func threadCount() int {
-	ents, _ := os.ReadDir("/proc/self/task")
-	return len(ents)
-}
-
-func startMeter() *meter {
-	m := &meter{stop: make(chan struct{}), done: make(chan struct{}), cpu0: cpuTime()}
-	go func() {
-		defer close(m.done)
-		t := time.NewTicker(5 * time.Millisecond)
-		defer t.Stop()
-		for {
-			m.threads = max(m.threads, threadCount())
-			select {
-			case <-m.stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return m
-}
-
-func (m *meter) report(b *testing.B) {
-	close(m.stop)
-	<-m.done
-	cpu := cpuTime() - m.cpu0
+// report adds what the run cost to the benchmark's output: IOPS, CPU per
+// op and peak OS threads.
+func report(b *testing.B, m *bench.Meter) {
+	u := m.Stop()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "IOPS")
-	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
-	b.ReportMetric(float64(m.threads), "threads")
+	b.ReportMetric(float64(u.CPU.Microseconds())/float64(b.N), "cpu-us/op")
+	b.ReportMetric(float64(u.PeakThreads), "threads")
 }
 
 // readAt is one way to do a 4 KiB positioned read.
@@ -173,13 +127,13 @@ func benchReads(b *testing.B, goroutines, fd int, read readAt, perG ...func() re
 }
 
 func benchReadsInto(b *testing.B, goroutines, fd int, bufs []byte, read readAt, perG ...func() readAt) {
-	blocks := uint64(benchSize() / blockSize)
+	size := benchSize()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	b.SetBytes(blockSize)
 	b.ReportAllocs()
 	runtime.GC()
-	m := startMeter()
+	m := bench.StartMeter()
 	b.ResetTimer()
 	for g := 0; g < goroutines; g++ {
 		wg.Add(1)
@@ -189,10 +143,10 @@ func benchReadsInto(b *testing.B, goroutines, fd int, bufs []byte, read readAt, 
 		}
 		go func(g int) {
 			defer wg.Done()
-			rng := xorshift(uint64(g)*0x9e3779b97f4a7c15 + 1)
+			rng := bench.NewRand(uint64(g))
 			p := bufs[g*blockSize : (g+1)*blockSize]
 			for next.Add(1) <= int64(b.N) {
-				off := int64(rng.next()%blocks) * blockSize
+				off := rng.Offset(size, blockSize)
 				if n, err := rd(fd, p, off); n != blockSize {
 					panic(fmt.Sprintf("read at %d: %d, %v", off, n, err))
 				}
@@ -201,7 +155,7 @@ func benchReadsInto(b *testing.B, goroutines, fd int, bufs []byte, read readAt, 
 	}
 	wg.Wait()
 	b.StopTimer()
-	m.report(b)
+	report(b, m)
 }
 
 // BenchmarkNop is the ceiling of one scheduler: requests per second it

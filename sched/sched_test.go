@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/diskio-go/diskio/internal/bench"
 	"github.com/diskio-go/diskio/internal/dio"
 	"github.com/diskio-go/diskio/internal/mem"
 	"github.com/diskio-go/diskio/internal/testenv"
@@ -313,10 +314,10 @@ func TestNoLostWakeups(t *testing.T) {
 				wg.Add(1)
 				go func(w int) {
 					defer wg.Done()
-					rng := xorshift(w + 1)
+					rng := bench.NewRand(uint64(w))
 					p := buf[w*blockSize : (w+1)*blockSize]
 					for i := 0; i < rounds; i++ {
-						time.Sleep(time.Duration(rng.next()%40) * time.Microsecond)
+						time.Sleep(time.Duration(rng.Next()%40) * time.Microsecond)
 						start := time.Now()
 						if _, err := s.WriteAt(int(f.Fd()), p, int64(w)*blockSize); err != nil {
 							t.Error(err)

@@ -9,10 +9,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/diskio-go/diskio/internal/bench"
 	"github.com/diskio-go/diskio/internal/benchfile"
 )
 
@@ -52,16 +52,6 @@ func BenchmarkNopRoundTrip(b *testing.B) {
 	}
 }
 
-// xorshift is a tiny per-goroutine random source for offsets.
-type xorshift uint64
-
-func (x *xorshift) next() uint64 {
-	*x ^= *x << 13
-	*x ^= *x >> 7
-	*x ^= *x << 17
-	return uint64(*x)
-}
-
 func openBench(b *testing.B) (*os.File, int64) {
 	b.Helper()
 	size := benchfile.Size()
@@ -98,10 +88,10 @@ func benchRing(b *testing.B, depth int, fixed bool) {
 			b.Fatal(err)
 		}
 	}
-	rng := xorshift(0x9e3779b97f4a7c15)
+	rng := bench.NewRand(0)
 	prep := func(slot uint64) {
 		sqe := r.GetSQE()
-		off := int64(rng.next()%uint64(blocks)) * blockSize
+		off := int64(rng.Next()%uint64(blocks)) * blockSize
 		dst := buf[slot*blockSize : (slot+1)*blockSize]
 		if fixed {
 			sqe.PrepReadFixed(0, dst, off, 0)
@@ -146,32 +136,19 @@ func benchPread(b *testing.B, goroutines int) {
 	fd := int(f.Fd())
 	buf := alignedBuf(b, goroutines*blockSize)
 	var next atomic.Int64
-	var threads atomic.Int32
 	b.SetBytes(blockSize)
 	b.ReportAllocs()
 	b.ResetTimer()
 	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	go func() { // sample the OS thread count while the readers run
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(10 * time.Millisecond):
-				if n := threadCount(); n > threads.Load() {
-					threads.Store(n)
-				}
-			}
-		}
-	}()
+	m := bench.StartMeter()
 	for g := 0; g < goroutines; g++ {
 		wg.Add(1)
 		go func(g int) {
 			defer wg.Done()
-			rng := xorshift(uint64(g)*0x9e3779b97f4a7c15 + 1)
+			rng := bench.NewRand(uint64(g))
 			dst := buf[g*blockSize : (g+1)*blockSize]
 			for next.Add(1) <= int64(b.N) {
-				off := int64(rng.next()%uint64(blocks)) * blockSize
+				off := int64(rng.Next()%uint64(blocks)) * blockSize
 				if n, err := unix.Pread(fd, dst, off); n != blockSize {
 					panic(fmt.Sprintf("pread: %d, %v", n, err))
 				}
@@ -179,17 +156,8 @@ func benchPread(b *testing.B, goroutines int) {
 		}(g)
 	}
 	wg.Wait()
-	close(stop)
+	u := m.Stop()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "IOPS")
-	b.ReportMetric(float64(threads.Load()), "threads")
+	b.ReportMetric(float64(u.PeakThreads), "threads")
 	runtime.KeepAlive(f)
-}
-
-// threadCount is the number of OS threads of this process.
-func threadCount() int32 {
-	ents, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return 0
-	}
-	return int32(len(ents))
 }
