@@ -38,6 +38,7 @@ type config struct {
 	bufSize   int
 	noInline  bool
 	trace     string
+	isolate   bool // each run in a child process of its own
 	json      bool
 	plot      string
 	fio       bool
@@ -83,6 +84,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&bufSize, "buffer", "512k", "diskio streams (-rw read/write): bytes per buffer")
 	fs.BoolVar(&c.noInline, "noinline", false, "diskio: send even a lone request through the scheduler loop (no idle fast path)")
 	fs.StringVar(&c.trace, "trace", "", "write the diskio scheduler's trace to files starting with this prefix (.wait.pb.gz, .syscalls.pb.gz, .trace.json, .jsonl, .txt)")
+	fs.BoolVar(&c.isolate, "isolate", true, "run each measurement in a child process of its own, so that its OS thread count is its own (off with -trace)")
 	fs.BoolVar(&c.json, "json", false, "print the results as JSON (see Report in result.go) instead of the table")
 	fs.StringVar(&c.plot, "plot", "", "write an SVG plot (latency CDFs, throughput, the t(n) fit) to this file")
 	fs.BoolVar(&c.fio, "fio", false, "also run the equivalent fio job on the same file (fio must be installed)")

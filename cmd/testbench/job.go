@@ -122,6 +122,7 @@ type env struct {
 	direct   bool // O_DIRECT works in dir
 	fl       *files
 	tracer   sched.Tracer // -trace, or nil
+	prepared bool         // the page cache was set up by the parent process
 	prog     *progress
 }
 
@@ -141,6 +142,26 @@ func (e *env) run(ctx context.Context, j Job) (Result, *bench.Histogram) {
 		r.Error = err.Error()
 	}
 	return r, h
+}
+
+// prepare sets the page cache up for a run that reads the data file: cold
+// (evicted), or warm over the job's region. It blocks in long system calls,
+// so an isolated run has its parent do it (see isolate.go).
+func (e *env) prepare(j Job) error {
+	if j.RW == "write" || j.writes() && e.userFile {
+		return nil
+	}
+	if err := dropCache(e.path); err != nil {
+		return err
+	}
+	if j.Warm {
+		span := e.size
+		if j.Region > 0 {
+			span = min(j.Region, e.size)
+		}
+		return warm(e.path, span)
+	}
+	return nil
 }
 
 func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) error {
@@ -165,11 +186,8 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 	case j.writes() && e.userFile:
 		return errors.New("-file is never written: write workloads need the temporary file (drop -file)")
 	default:
-		if err := dropCache(path); err != nil {
-			return err
-		}
-		if j.Warm {
-			if err := warm(path, span); err != nil {
+		if !e.prepared {
+			if err := e.prepare(j); err != nil {
 				return err
 			}
 		}

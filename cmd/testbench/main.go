@@ -66,6 +66,7 @@ import (
 
 func main() {
 	crash.MaybeChild() // the crash mode's child is this binary, re-executed
+	maybeRunChild()    // so is each measurement (see isolate.go)
 	fl := &files{}
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
@@ -221,7 +222,11 @@ func (s *suite) runAll(ctx context.Context, jobs []Job) error {
 		if s.c.trace != "" && !j.diskio() {
 			s.note("-trace: os.File runs are not traced (they have no scheduler)")
 		}
-		results[i], hists[i] = s.e.run(ctx, j)
+		if s.c.isolate && s.c.trace == "" {
+			results[i], hists[i] = s.e.runIsolated(ctx, j)
+		} else {
+			results[i], hists[i] = s.e.run(ctx, j)
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}

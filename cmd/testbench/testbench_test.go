@@ -25,6 +25,7 @@ import (
 
 func TestMain(m *testing.M) {
 	crash.MaybeChild() // the crash mode re-executes this binary
+	maybeRunChild()    // and so does every isolated run
 	os.Exit(m.Run())
 }
 
@@ -48,7 +49,9 @@ func tiny(t *testing.T, args ...string) (string, string, error) {
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
 	fl := &files{}
-	err := run(context.Background(), append([]string{"-dir", dir, "-size", "8M", "-duration", "30ms"}, args...), &out, &errb, fl)
+	// In one process: a child per run costs a process start each, which
+	// the presets' dozens of runs would multiply (TestIsolated covers it).
+	err := run(context.Background(), append([]string{"-dir", dir, "-size", "8M", "-duration", "30ms", "-isolate=false"}, args...), &out, &errb, fl)
 	fl.removeAll()
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
@@ -202,6 +205,22 @@ func TestBadInput(t *testing.T) {
 	require.ErrorContains(t, err, "not enough free space")
 	_, _, err = tiny(t, "-size", "4000000G")
 	require.ErrorContains(t, err, "not enough free space")
+}
+
+// By default each run happens in a child process, and its result (with
+// its latency histogram) comes back intact.
+func TestIsolated(t *testing.T) {
+	out, _, err := tiny(t, "-isolate=true", "-json", "-backends", "uring,os.File", "-rw", "randread", "-goroutines", "4")
+	require.NoError(t, err)
+	var rep Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Results, 2)
+	for _, r := range rep.Results {
+		require.Empty(t, r.Error)
+		require.Positive(t, r.IOPS, r.Label)
+		require.Positive(t, r.Lat.P50, r.Label)
+		require.Positive(t, r.ThreadsPeak, r.Label)
+	}
 }
 
 // -trace PREFIX writes the tracer's files for the diskio runs.

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
 	"math/bits"
 	"sync/atomic"
@@ -124,4 +126,42 @@ func (h *Histogram) CDF() []CDFPoint {
 		pts = append(pts, CDFPoint{D: min(time.Duration(bucketTop(i)), h.Max()), Frac: float64(seen) / float64(n)})
 	}
 	return pts
+}
+
+// histogramJSON is a Histogram's wire form: the non-empty buckets only.
+type histogramJSON struct {
+	Buckets map[int]uint64 `json:"buckets"`
+	N       uint64         `json:"n"`
+	Sum     uint64         `json:"sum_ns"`
+	Max     int64          `json:"max_ns"`
+}
+
+// MarshalJSON encodes the histogram, so that a run in another process can
+// hand it back (the testbench runs each measurement in a child process).
+func (h *Histogram) MarshalJSON() ([]byte, error) {
+	v := histogramJSON{Buckets: map[int]uint64{}, N: h.n.Load(), Sum: h.sum.Load(), Max: h.max.Load()}
+	for i := range h.counts {
+		if c := h.counts[i].Load(); c != 0 {
+			v.Buckets[i] = c
+		}
+	}
+	return json.Marshal(v)
+}
+
+// UnmarshalJSON decodes what MarshalJSON encoded into an empty histogram.
+func (h *Histogram) UnmarshalJSON(b []byte) error {
+	var v histogramJSON
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	for i, c := range v.Buckets {
+		if i < 0 || i >= numBuckets {
+			return fmt.Errorf("bench: histogram bucket %d out of range", i)
+		}
+		h.counts[i].Store(c)
+	}
+	h.n.Store(v.N)
+	h.sum.Store(v.Sum)
+	h.max.Store(v.Max)
+	return nil
 }
