@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -103,6 +104,9 @@ type flushGroup struct {
 	cur  *flushRound // issued, not finished
 	next *flushRound // gathering callers, issued when cur finishes
 	err  error       // the first failed flush: returned for ever
+	// sticky mirrors err for failed, which every write calls: a load,
+	// not the group's mutex.
+	sticky atomic.Pointer[error]
 }
 
 type flushRound struct {
@@ -113,9 +117,10 @@ type flushRound struct {
 
 // failed returns the sticky error, nil if no flush has failed.
 func (g *flushGroup) failed() error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.err
+	if p := g.sticky.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // sync returns once a flush (an fsync if full) issued after this call
@@ -170,6 +175,7 @@ func (g *flushGroup) run(r *flushRound, flush func(full bool) (sticky bool, err 
 	g.mu.Lock()
 	if sticky && g.err == nil {
 		g.err = err
+		g.sticky.Store(&err)
 	}
 	r.err = err
 	g.cur = nil
