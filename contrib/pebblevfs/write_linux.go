@@ -175,11 +175,23 @@ func (w *writeFile) Sync() error {
 	return w.f.Sync()
 }
 
+// SyncData makes what was written durable. A data file is first cut to
+// its exact size; a WAL keeps the zero padding of its last block until
+// Close: Pebble's WAL reader takes a zeroed chunk at the tail of the
+// newest log as its end (the same tail a crash leaves in a preallocated
+// log), and cutting the padding at every sync would cost an ftruncate,
+// discard the log's preallocated blocks, and make each fdatasync commit a
+// size change and a block (re)allocation.
 func (w *writeFile) SyncData() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if err := w.settle(); err != nil {
+	if err := w.flush(); err != nil {
 		return err
+	}
+	if !w.through {
+		if err := w.trim(); err != nil {
+			return err
+		}
 	}
 	return w.f.Datasync()
 }
@@ -198,10 +210,17 @@ func (w *writeFile) SyncTo(length int64) (fullSync bool, err error) {
 	return false, nil
 }
 
+// Close cuts the padding. For a WAL that was synced with its padding, the
+// cut is synced too: Pebble replays older logs strictly, so a closed log
+// must end exactly at its last record even after a crash.
 func (w *writeFile) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	padded := w.through && w.diskEnd > w.size()
 	serr := w.settle()
+	if serr == nil && padded {
+		serr = w.f.Datasync()
+	}
 	cerr := w.f.Close()
 	if serr != nil {
 		return serr
