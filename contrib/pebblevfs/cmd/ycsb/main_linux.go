@@ -104,11 +104,13 @@ func run(c config) error {
 	fmt.Printf("records %d × %d B values, %d goroutines, %s per phase, block cache %d MiB (diskio %d MiB), sync %v, evict %v\n\n",
 		c.records, c.valueSize, c.concurrency, c.duration, c.cache>>20, c.diskioCache>>20, c.sync, c.evict)
 	var results []result
+	round := 0
 	phase := func(fs, w string) error {
 		r, err := child(fs + "/" + w)
 		if err != nil {
 			return fmt.Errorf("%s/%s: %w", fs, w, err)
 		}
+		r.Round = round
 		results = append(results, r)
 		fmt.Fprintf(os.Stderr, "%-8s %-6s %10.0f ops/s  p50 %8.1f µs  p99 %9.1f µs  %6.1f CPU µs/op  %3d threads\n",
 			r.Workload, r.FS, r.OpsPerSec, r.P50, r.P99, r.CPUPerOp, r.Threads)
@@ -120,6 +122,7 @@ func run(c config) error {
 		}
 	}
 	for i, w := range ws {
+		round++
 		order := fss
 		if i%2 == 1 { // alternate who goes first
 			order = []string{fss[len(fss)-1]}
@@ -172,17 +175,19 @@ func child(phase string) (result, error) {
 }
 
 func printTable(rs []result) {
-	base := map[string]float64{}
+	base := map[int]float64{} // the vfs.Default result of each round
 	for _, r := range rs {
 		if r.FS == "default" {
-			base[r.Workload] = r.OpsPerSec
+			base[r.Round] = r.OpsPerSec
 		}
 	}
+	fmt.Println("load: ops are records, latencies are of 1,000-record batches (NoSync); the others: one YCSB operation each.")
+	fmt.Println()
 	fmt.Println("| workload | fs | ops/s | vs default | p50 µs | p99 µs | CPU µs/op | peak OS threads | disk read MiB | disk write MiB |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rs {
 		ratio := "-"
-		if b := base[r.Workload]; b > 0 {
+		if b := base[r.Round]; b > 0 {
 			ratio = fmt.Sprintf("%.2fx", r.OpsPerSec/b)
 		}
 		fmt.Printf("| %s | %s | %.0f | %s | %.1f | %.1f | %.1f | %d | %.0f | %.0f |\n",

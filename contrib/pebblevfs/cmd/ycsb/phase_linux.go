@@ -27,6 +27,7 @@ import (
 // result is one phase's measurements, passed from child to parent as JSON.
 type result struct {
 	FS, Workload          string
+	Round                 int // phases of one round are compared
 	Ops                   int64
 	OpsPerSec             float64
 	P50, P99              float64 // µs
@@ -142,7 +143,8 @@ func value(r *rand.Rand, n int) []byte {
 
 // load inserts the records in batches of 1,000 (in the record order of
 // insertorder=hashed: scattered keys) from all goroutines, then flushes and
-// waits for compactions to finish. An op is one batch.
+// waits for compactions to finish. The ops are the records; the latencies
+// are of batches.
 func load(c config, db *pebble.DB) (*hdrhistogram.Histogram, int64, error) {
 	const batch = 1000
 	var next atomic.Uint64
@@ -185,10 +187,17 @@ func load(c config, db *pebble.DB) (*hdrhistogram.Histogram, int64, error) {
 	if err := db.Flush(); err != nil {
 		return nil, 0, err
 	}
-	for {
+	// Pebble may keep a compaction debt it never schedules work for, so
+	// the load ends once no compaction has run for a second.
+	for idle := 0; idle < 10; {
 		m := db.Metrics()
-		if m.Compact.NumInProgress == 0 && m.Compact.EstimatedDebt == 0 {
+		if m.Compact.EstimatedDebt == 0 && m.Compact.NumInProgress == 0 {
 			break
+		}
+		if m.Compact.NumInProgress == 0 {
+			idle++
+		} else {
+			idle = 0
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -196,7 +205,7 @@ func load(c config, db *pebble.DB) (*hdrhistogram.Histogram, int64, error) {
 	for _, x := range hists {
 		h.Merge(x)
 	}
-	return h, int64((c.records + batch - 1) / batch), nil
+	return h, int64(c.records), nil
 }
 
 // runWorkload runs w from all goroutines for the phase's duration.
