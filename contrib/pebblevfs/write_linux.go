@@ -21,7 +21,7 @@ const writeBuffer = 256 << 10
 const unit = 4096
 
 // writeFile writes a direct diskio File front to back through an aligned
-// buffer, so every write covers whole blocks and diskio never reads an
+// buffer (data files: full buffers are written in the background), so every write covers whole blocks and diskio never reads an
 // edge block to modify it. The buffer is the window [base, base+len(buf))
 // of the file; buf[:n] is what the caller wrote there, buf[n:fill] the
 // file's earlier bytes (a reused WAL) and zeros after that; buf[:flushed]
@@ -41,6 +41,17 @@ type writeFile struct {
 	floor   int64 // the file's size before our writes: bytes we must keep
 	diskEnd int64 // the file's size on disk, padding included
 	err     error // first write error: the file's contents are unknown after it
+	pending []*pendingWrite
+}
+
+// writeBehind is how many full buffers of a data file may be on their way
+// to the disk while the next one fills.
+const writeBehind = 4
+
+type pendingWrite struct {
+	buf  []byte
+	err  error
+	done chan struct{}
 }
 
 var _ vfs.File = (*writeFile)(nil)
@@ -105,7 +116,13 @@ func (w *writeFile) Write(p []byte) (int, error) {
 		w.n += c
 		done += c
 		if w.n == len(w.buf) {
-			if err := w.flush(); err != nil {
+			var err error
+			if w.through {
+				err = w.flush()
+			} else {
+				err = w.behind()
+			}
+			if err != nil {
 				return done - c, err
 			}
 			if err := w.window(w.base + int64(len(w.buf))); err != nil {
@@ -137,6 +154,51 @@ func (w *writeFile) flush() error {
 	return nil
 }
 
+// behind writes the full buffer in the background and takes another,
+// waiting for the oldest write when writeBehind of them are in flight:
+// a compaction goes on filling the next 256 KiB while the last one
+// travels to the disk, as it would with the page cache's writeback.
+func (w *writeFile) behind() error {
+	from := w.flushed - w.flushed%unit
+	pw := &pendingWrite{buf: w.buf, done: make(chan struct{})}
+	data, off := w.buf[from:], w.base+int64(from)
+	go func() {
+		_, pw.err = w.f.WriteAt(data, off)
+		close(pw.done)
+	}()
+	w.pending = append(w.pending, pw)
+	w.flushed = w.n
+	w.diskEnd = max(w.diskEnd, w.base+int64(len(w.buf)))
+	if len(w.pending) < writeBehind {
+		w.buf = alignedBuf(writeBuffer, unit)
+		return nil
+	}
+	old := w.pending[0]
+	w.pending = w.pending[1:]
+	<-old.done
+	w.buf = old.buf
+	if old.err != nil {
+		return w.fail(old.err)
+	}
+	return nil
+}
+
+// drain waits for the writes in the background.
+func (w *writeFile) drain() error {
+	var first error
+	for _, pw := range w.pending {
+		<-pw.done
+		if pw.err != nil && first == nil {
+			first = pw.err
+		}
+	}
+	w.pending = w.pending[:0]
+	if first != nil {
+		return w.fail(first)
+	}
+	return nil
+}
+
 // trim cuts the padding past the logical size.
 func (w *writeFile) trim() error {
 	if size := w.size(); w.diskEnd > size {
@@ -157,6 +219,9 @@ func (w *writeFile) fail(err error) error {
 
 // settle puts everything written on disk at its exact size.
 func (w *writeFile) settle() error {
+	if err := w.drain(); err != nil {
+		return err
+	}
 	if w.err != nil {
 		return w.err
 	}
@@ -185,6 +250,9 @@ func (w *writeFile) Sync() error {
 func (w *writeFile) SyncData() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if err := w.drain(); err != nil {
+		return err
+	}
 	if err := w.flush(); err != nil {
 		return err
 	}
@@ -232,6 +300,9 @@ func (w *writeFile) Close() error {
 func (w *writeFile) ReadAt(p []byte, off int64) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if err := w.drain(); err != nil {
+		return 0, err
+	}
 	if err := w.flush(); err != nil {
 		return 0, err
 	}
