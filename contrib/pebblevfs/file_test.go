@@ -264,3 +264,21 @@ func TestFdAndRouting(t *testing.T) {
 	_, isOurs = f.(*writeFile)
 	require.True(t, isOurs || f.(*readFile) != nil)
 }
+
+// WAL files are O_DSYNC unless WALDSync is off; data files never are.
+func TestWALDSync(t *testing.T) {
+	dir := t.TempDir()
+	flags := func(fs vfs.FS, name string) int {
+		f, err := fs.Create(filepath.Join(dir, name), vfs.WriteCategoryUnspecified)
+		require.NoError(t, err)
+		defer f.Close()
+		fl, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
+		require.NoError(t, err)
+		return fl
+	}
+	fs := New()
+	require.NotZero(t, flags(fs, "000001.log")&unix.O_DSYNC)
+	require.Zero(t, flags(fs, "000002.sst")&unix.O_DSYNC)
+	fs.(*FS).WALDSync = false
+	require.Zero(t, flags(fs, "000003.log")&unix.O_DSYNC)
+}

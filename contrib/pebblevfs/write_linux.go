@@ -32,6 +32,7 @@ type writeFile struct {
 	f       *diskio.File
 	dev     vfs.DeviceID
 	through bool // write on every Write (WAL), not only when the buffer fills
+	dsync   bool // opened O_DSYNC: a completed write is durable
 
 	mu      sync.Mutex // Write and Sync come one at a time; Stat and ReadAt may not
 	buf     []byte
@@ -56,7 +57,7 @@ type pendingWrite struct {
 
 var _ vfs.File = (*writeFile)(nil)
 
-func newWriteFile(f *diskio.File, through bool) (vfs.File, error) {
+func newWriteFile(f *diskio.File, through, dsync bool) (vfs.File, error) {
 	dev, err := deviceOf(f.Name())
 	if err != nil {
 		f.Close()
@@ -71,7 +72,7 @@ func newWriteFile(f *diskio.File, through bool) (vfs.File, error) {
 		return nil, err
 	}
 	size := fi.Size()
-	w := &writeFile{f: f, dev: dev, through: through, floor: size, diskEnd: size}
+	w := &writeFile{f: f, dev: dev, through: through, dsync: dsync, floor: size, diskEnd: size}
 	w.buf = alignedBuf(writeBuffer, unit)
 	if err := w.window(0); err != nil {
 		f.Close()
@@ -260,6 +261,9 @@ func (w *writeFile) SyncData() error {
 		if err := w.trim(); err != nil {
 			return err
 		}
+	}
+	if w.dsync {
+		return nil // every write was durable when it completed
 	}
 	return w.f.Datasync()
 }

@@ -38,6 +38,7 @@ type config struct {
 	tracer      string
 	cpuprofile  string
 	keep        bool
+	load        bool
 	child       string
 }
 
@@ -52,13 +53,14 @@ func main() {
 	flag.Int64Var(&cacheMiB, "cache", 64, "Pebble block cache, MiB")
 	flag.Int64Var(&diskioCacheMiB, "diskio-cache", -1, "block cache for the diskio database, MiB (default: -cache)")
 	flag.StringVar(&c.workloads, "workloads", "A,B,C,E", "workloads to run, in order (A, B, C, E; U is A with uniform keys)")
-	flag.StringVar(&c.fss, "fs", "default,diskio", "file systems, alternated within each workload")
+	flag.StringVar(&c.fss, "fs", "default,diskio", "file systems, alternated within each workload: default, diskio, diskio-fdatasync (WAL not O_DSYNC: write, then fdatasync)")
 	flag.BoolVar(&c.sync, "sync", true, "commit updates and inserts with pebble.Sync (as Pebble's own ycsb does)")
 	flag.BoolVar(&c.evict, "evict", true, "drop the database's files from the page cache before each vfs.Default phase (posix_fadvise DONTNEED), so both start cold")
 	flag.StringVar(&c.backend, "backend", "", "diskio scheduler backend: uring, aio, blocking (default: automatic)")
 	flag.StringVar(&c.tracer, "tracer", "", "sched.Tracer for the diskio phases: summary (per-request timing), or another registered one as NAME=ARG")
 	flag.StringVar(&c.cpuprofile, "cpuprofile", "", "directory to write a CPU profile of each phase to")
-	flag.BoolVar(&c.keep, "keep", false, "keep the databases (and reuse them on the next run with the same -dir)")
+	flag.BoolVar(&c.keep, "keep", false, "keep the databases after the run")
+	flag.BoolVar(&c.load, "load", true, "load the databases first (false: reuse the ones a -keep run left in -dir)")
 	flag.StringVar(&c.child, "child", "", "internal: run one phase, FS/WORKLOAD")
 	flag.Parse()
 	c.cache = cacheMiB << 20
@@ -88,8 +90,8 @@ func run(c config) error {
 	}
 	fss := strings.Split(c.fss, ",")
 	for _, fs := range fss {
-		if fs != "default" && fs != "diskio" {
-			return fmt.Errorf("unknown -fs %q (have default, diskio)", fs)
+		if fs != "default" && fs != "diskio" && fs != "diskio-fdatasync" {
+			return fmt.Errorf("unknown -fs %q (have default, diskio, diskio-fdatasync)", fs)
 		}
 	}
 	if c.cpuprofile != "" {
@@ -98,6 +100,13 @@ func run(c config) error {
 		}
 	}
 	root := filepath.Join(c.dir, "ycsb-pebble")
+	if !c.load {
+		for _, fs := range fss {
+			if _, err := os.Stat(filepath.Join(root, fs)); err != nil {
+				return fmt.Errorf("-load=false needs the databases of a -keep run: %w", err)
+			}
+		}
+	}
 	if !c.keep {
 		defer os.RemoveAll(root)
 	}
@@ -117,6 +126,9 @@ func run(c config) error {
 		return nil
 	}
 	for _, fs := range fss {
+		if !c.load {
+			break
+		}
 		if err := phase(fs, "load"); err != nil {
 			return err
 		}

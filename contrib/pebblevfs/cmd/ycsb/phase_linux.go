@@ -44,7 +44,7 @@ func runChild(c config) error {
 	cacheSize := c.cache
 	opts := &pebble.Options{Logger: quietLogger{}, FS: vfs.Default}
 	var tr phaseTracer
-	if fsName == "diskio" {
+	if strings.HasPrefix(fsName, "diskio") {
 		cacheSize = c.diskioCache
 		var err error
 		if tr, err = newTracer(c.tracer); err != nil {
@@ -59,7 +59,9 @@ func runChild(c config) error {
 			return err
 		}
 		defer s.Close()
-		opts.FS = pebblevfs.New(diskio.WithScheduler(s))
+		fs := pebblevfs.New(diskio.WithScheduler(s)).(*pebblevfs.FS)
+		fs.WALDSync = fsName != "diskio-fdatasync"
+		opts.FS = fs
 	}
 	cache := pebble.NewCache(cacheSize)
 	defer cache.Unref()
