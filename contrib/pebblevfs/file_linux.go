@@ -18,19 +18,32 @@ import (
 type readFile struct {
 	f   *diskio.File
 	dev vfs.DeviceID
+	pf  *prefetcher // nil: Prefetch does nothing
 }
 
 var _ vfs.File = (*readFile)(nil)
 
 func (r *readFile) Read(p []byte) (int, error)               { return r.f.Read(p) }
-func (r *readFile) ReadAt(p []byte, off int64) (int, error)  { return r.f.ReadAt(p, off) }
 func (r *readFile) Write(p []byte) (int, error)              { return r.f.Write(p) }
 func (r *readFile) WriteAt(p []byte, off int64) (int, error) { return r.f.WriteAt(p, off) }
-func (r *readFile) Close() error                             { return r.f.Close() }
 func (r *readFile) Sync() error                              { return r.f.Sync() }
 func (r *readFile) SyncData() error                          { return r.f.Datasync() }
 func (r *readFile) Fd() uintptr                              { return r.f.Fd() }
 func (r *readFile) Preallocate(off, n int64) error           { return preallocate(r.f, off, n) }
+func (r *readFile) ReadAt(p []byte, off int64) (int, error) {
+	if r.pf != nil && len(p) > 0 && r.pf.readAt(r.f, p, off) {
+		return len(p), nil
+	}
+	return r.f.ReadAt(p, off)
+}
+
+func (r *readFile) Close() error {
+	if r.pf != nil {
+		r.pf.forget(r.f)
+	}
+	return r.f.Close()
+}
+
 func (r *readFile) SyncTo(length int64) (fullSync bool, err error) {
 	if r.f.Direct() {
 		return false, nil // written data is on the device already (see the package doc)
@@ -38,10 +51,14 @@ func (r *readFile) SyncTo(length int64) (fullSync bool, err error) {
 	return true, r.f.Datasync()
 }
 
-// Prefetch asks the kernel to read ahead into the page cache; O_DIRECT
-// reads do not look there, so on a direct file it does nothing.
+// Prefetch reads [off, off+n) ahead: on a direct file into the FS's
+// prefetch slots (readahead(2) would fill the page cache, which O_DIRECT
+// reads do not look at); on a buffered one into the page cache.
 func (r *readFile) Prefetch(off, n int64) error {
 	if r.f.Direct() {
+		if r.pf != nil {
+			r.pf.start(r.f, off, n)
+		}
 		return nil
 	}
 	return unix.Fadvise(int(r.f.Fd()), off, n, unix.FADV_WILLNEED)

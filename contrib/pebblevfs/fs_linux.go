@@ -34,6 +34,8 @@ type FS struct {
 	// Without it every synced commit waits for a write and then for an
 	// fdatasync, two trips to the disk where vfs.Default makes one.
 	WALDSync bool
+
+	pf prefetcher // ranges Prefetch read ahead, for all read-only files
 }
 
 var _ vfs.FS = (*FS)(nil)
@@ -95,7 +97,7 @@ func (d *FS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
 		f.Close()
 		return nil, err
 	}
-	var file vfs.File = &readFile{f: f, dev: dev}
+	var file vfs.File = &readFile{f: f, dev: dev, pf: &d.pf}
 	for _, o := range opts {
 		if o == vfs.SequentialReadsOption && f.Direct() {
 			file = newSeqFile(f, dev)
