@@ -268,7 +268,7 @@ func TestFdAndRouting(t *testing.T) {
 	require.True(t, isOurs || f.(*readFile) != nil)
 }
 
-// WAL files are O_DSYNC unless WALDSync is off; data files never are.
+// WAL files are O_DSYNC only with WALDSync; data files never are.
 func TestWALDSync(t *testing.T) {
 	dir := t.TempDir()
 	flags := func(fs vfs.FS, name string) int {
@@ -280,10 +280,10 @@ func TestWALDSync(t *testing.T) {
 		return fl
 	}
 	fs := New()
-	require.NotZero(t, flags(fs, "000001.log")&unix.O_DSYNC)
+	require.Zero(t, flags(fs, "000001.log")&unix.O_DSYNC)
+	fs.(*FS).WALDSync = true
+	require.NotZero(t, flags(fs, "000003.log")&unix.O_DSYNC)
 	require.Zero(t, flags(fs, "000002.sst")&unix.O_DSYNC)
-	fs.(*FS).WALDSync = false
-	require.Zero(t, flags(fs, "000003.log")&unix.O_DSYNC)
 }
 
 // Prefetch on a direct file reads the range once, in the background, and

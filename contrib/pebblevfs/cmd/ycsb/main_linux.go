@@ -53,7 +53,7 @@ func main() {
 	flag.Int64Var(&cacheMiB, "cache", 64, "Pebble block cache, MiB")
 	flag.Int64Var(&diskioCacheMiB, "diskio-cache", -1, "block cache for the diskio database, MiB (default: -cache)")
 	flag.StringVar(&c.workloads, "workloads", "A,B,C,E", "workloads to run, in order (A, B, C, E; U is A with uniform keys)")
-	flag.StringVar(&c.fss, "fs", "default,diskio", "file systems, alternated within each workload: default, diskio, diskio-fdatasync (WAL not O_DSYNC: write, then fdatasync)")
+	flag.StringVar(&c.fss, "fs", "default,diskio", "file systems, alternated within each workload: default, diskio, diskio-dsync (WAL files O_DSYNC: pebblevfs.FS.WALDSync)")
 	flag.BoolVar(&c.sync, "sync", true, "commit updates and inserts with pebble.Sync (as Pebble's own ycsb does)")
 	flag.BoolVar(&c.evict, "evict", true, "drop the database's files from the page cache before each vfs.Default phase (posix_fadvise DONTNEED), so both start cold")
 	flag.StringVar(&c.backend, "backend", "", "diskio scheduler backend: uring, aio, blocking (default: automatic)")
@@ -90,8 +90,8 @@ func run(c config) error {
 	}
 	fss := strings.Split(c.fss, ",")
 	for _, fs := range fss {
-		if fs != "default" && fs != "diskio" && fs != "diskio-fdatasync" {
-			return fmt.Errorf("unknown -fs %q (have default, diskio, diskio-fdatasync)", fs)
+		if fs != "default" && fs != "diskio" && fs != "diskio-dsync" {
+			return fmt.Errorf("unknown -fs %q (have default, diskio, diskio-dsync)", fs)
 		}
 	}
 	if c.cpuprofile != "" {

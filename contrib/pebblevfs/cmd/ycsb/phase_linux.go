@@ -60,7 +60,7 @@ func runChild(c config) error {
 		}
 		defer s.Close()
 		fs := pebblevfs.New(diskio.WithScheduler(s)).(*pebblevfs.FS)
-		fs.WALDSync = fsName != "diskio-fdatasync"
+		fs.WALDSync = fsName == "diskio-dsync"
 		opts.FS = fs
 	}
 	cache := pebble.NewCache(cacheSize)
