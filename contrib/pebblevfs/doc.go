@@ -32,10 +32,13 @@
 //     so preallocation must not change the size (diskio's File.Preallocate
 //     grows the file, hence not used).
 //   - Prefetch: readahead(2) fills the page cache, which O_DIRECT reads
-//     bypass, so on a direct file it is a no-op. Sequential readers get
-//     real read-ahead instead: a file opened with vfs.SequentialReadsOption
-//     (compactions, and iterators past Pebble's readahead threshold) reads
-//     in 256 KiB aligned chunks with the next chunk read in the background.
+//     bypass, so on a direct file it does nothing (reading the range into
+//     slots of our own was measured and made YCSB E slower: it doubled
+//     the bytes read). A file opened with
+//     vfs.SequentialReadsOption (compactions, and iterators past Pebble's
+//     readahead threshold, which then rely on the kernel's read-ahead)
+//     reads in 256 KiB aligned chunks with the next chunk read in the
+//     background.
 //   - Fd: the descriptor diskio does its I/O on.
 //
 // On systems other than Linux diskio is os.File, and New returns

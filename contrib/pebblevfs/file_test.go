@@ -13,9 +13,6 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
-
-	"github.com/diskio-go/diskio"
-	"github.com/diskio-go/diskio/sched"
 )
 
 func randBytes(r *rand.Rand, n int) []byte {
@@ -284,44 +281,4 @@ func TestWALDSync(t *testing.T) {
 	fs.(*FS).WALDSync = true
 	require.NotZero(t, flags(fs, "000003.log")&unix.O_DSYNC)
 	require.Zero(t, flags(fs, "000002.sst")&unix.O_DSYNC)
-}
-
-// Prefetch on a direct file reads the range once, in the background, and
-// the reads that follow are served from it.
-func TestPrefetch(t *testing.T) {
-	r := rand.New(rand.NewPCG(11, 12))
-	name := filepath.Join(t.TempDir(), "000010.sst")
-	want := randBytes(r, 100000)
-	require.NoError(t, os.WriteFile(name, want, 0o644))
-	var ops opCounter
-	s, err := sched.New(sched.Options{Tracer: &ops})
-	require.NoError(t, err)
-	defer s.Close()
-	fs := New(diskio.WithScheduler(s))
-	f, err := fs.Open(name, vfs.RandomReadsOption)
-	require.NoError(t, err)
-	if !f.(*readFile).f.Direct() {
-		t.Skip("no O_DIRECT here: Prefetch is the kernel's")
-	}
-	require.NoError(t, f.Prefetch(5000, 64<<10))
-	before := ops.n[sched.OpRead].Load()
-	for off := 5000; off < 5000+60000; off += 4101 { // Pebble's blocks: 4 KiB and a trailer
-		got := make([]byte, 4101)
-		n, err := f.ReadAt(got, int64(off))
-		require.NoError(t, err)
-		require.Equal(t, 4101, n)
-		require.True(t, bytes.Equal(want[off:off+4101], got), "at %d", off)
-	}
-	require.LessOrEqual(t, ops.n[sched.OpRead].Load()-before, int64(1), "reads after the prefetch")
-	// Past the prefetched range and at the file's end: read from the file.
-	require.NoError(t, f.Prefetch(90000, 64<<10))
-	got := make([]byte, 20000)
-	n, err := f.ReadAt(got, 90000)
-	require.Equal(t, io.EOF, err)
-	require.Equal(t, 10000, n)
-	require.Equal(t, want[90000:], got[:n])
-	require.NoError(t, f.Close())
-	for _, sl := range fs.(*FS).pf.slots {
-		require.Nil(t, sl, "a closed file's ranges are dropped")
-	}
 }

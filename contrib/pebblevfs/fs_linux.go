@@ -36,8 +36,6 @@ type FS struct {
 	// (synced updates) within the run-to-run noise, and a 0.68x load
 	// (NoSync commits), whose WAL writes all became durable writes.
 	WALDSync bool
-
-	pf prefetcher // ranges Prefetch read ahead, for all read-only files
 }
 
 var _ vfs.FS = (*FS)(nil)
@@ -99,7 +97,7 @@ func (d *FS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
 		f.Close()
 		return nil, err
 	}
-	var file vfs.File = &readFile{f: f, dev: dev, pf: &d.pf}
+	var file vfs.File = &readFile{f: f, dev: dev}
 	for _, o := range opts {
 		if o == vfs.SequentialReadsOption && f.Direct() {
 			file = newSeqFile(f, dev)
