@@ -1,0 +1,209 @@
+//go:build linux
+
+// Command ycsb runs YCSB workloads A, B, C and E on Pebble twice, once on
+// Pebble's vfs.Default and once on diskio (contrib/pebblevfs), and prints
+// ops/s, p50/p99 latency, CPU per operation and peak OS threads side by
+// side. Each (file system, workload) phase runs in its own child process,
+// so its CPU time and thread count are its own; phases alternate between
+// the two file systems.
+//
+//	go run ./cmd/ycsb -records 1000000 -duration 15s
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+type config struct {
+	dir         string
+	records     uint64
+	valueSize   int
+	duration    time.Duration
+	concurrency int
+	cache       int64
+	diskioCache int64
+	workloads   string
+	fss         string
+	sync        bool
+	evict       bool
+	backend     string
+	tracer      string
+	cpuprofile  string
+	keep        bool
+	load        bool
+	child       string
+}
+
+func main() {
+	var c config
+	var cacheMiB, diskioCacheMiB int64
+	flag.StringVar(&c.dir, "dir", os.TempDir(), "directory for the two databases (must support O_DIRECT for diskio to use it)")
+	flag.Uint64Var(&c.records, "records", 1_000_000, "records loaded before the workloads")
+	flag.IntVar(&c.valueSize, "value", 1000, "value size in bytes (YCSB: 10 fields of 100 bytes)")
+	flag.DurationVar(&c.duration, "duration", 15*time.Second, "length of each workload phase")
+	flag.IntVar(&c.concurrency, "concurrency", 64, "goroutines issuing operations")
+	flag.Int64Var(&cacheMiB, "cache", 64, "Pebble block cache, MiB")
+	flag.Int64Var(&diskioCacheMiB, "diskio-cache", -1, "block cache for the diskio database, MiB (default: -cache)")
+	flag.StringVar(&c.workloads, "workloads", "A,B,C,E", "workloads to run, in order (A, B, C, E; U is A with uniform keys)")
+	flag.StringVar(&c.fss, "fs", "default,diskio", "file systems, alternated within each workload: default, diskio, diskio-dsync (WAL files O_DSYNC: pebblevfs.FS.WALDSync)")
+	flag.BoolVar(&c.sync, "sync", true, "commit updates and inserts with pebble.Sync (as Pebble's own ycsb does)")
+	flag.BoolVar(&c.evict, "evict", true, "drop the database's files from the page cache before each vfs.Default phase (posix_fadvise DONTNEED), so both start cold")
+	flag.StringVar(&c.backend, "backend", "", "diskio scheduler backend: uring, aio, blocking (default: automatic)")
+	flag.StringVar(&c.tracer, "tracer", "", "sched.Tracer for the diskio phases: summary (per-request timing), or another registered one as NAME=ARG")
+	flag.StringVar(&c.cpuprofile, "cpuprofile", "", "directory to write a CPU profile of each phase to")
+	flag.BoolVar(&c.keep, "keep", false, "keep the databases after the run")
+	flag.BoolVar(&c.load, "load", true, "load the databases first (false: reuse the ones a -keep run left in -dir)")
+	flag.StringVar(&c.child, "child", "", "internal: run one phase, FS/WORKLOAD")
+	flag.Parse()
+	c.cache = cacheMiB << 20
+	c.diskioCache = c.cache
+	if diskioCacheMiB >= 0 {
+		c.diskioCache = diskioCacheMiB << 20
+	}
+	if c.child != "" {
+		if err := runChild(c); err != nil {
+			fmt.Fprintln(os.Stderr, "ycsb:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(c); err != nil {
+		fmt.Fprintln(os.Stderr, "ycsb:", err)
+		os.Exit(1)
+	}
+}
+
+// run loads both databases, then runs each workload on each file system,
+// every phase in a child process, and prints the table.
+func run(c config) error {
+	ws, err := parseWorkloads(c.workloads)
+	if err != nil {
+		return err
+	}
+	fss := strings.Split(c.fss, ",")
+	for _, fs := range fss {
+		if fs != "default" && fs != "diskio" && fs != "diskio-dsync" {
+			return fmt.Errorf("unknown -fs %q (have default, diskio, diskio-dsync)", fs)
+		}
+	}
+	if c.cpuprofile != "" {
+		if err := os.MkdirAll(c.cpuprofile, 0o755); err != nil {
+			return err
+		}
+	}
+	root := filepath.Join(c.dir, "ycsb-pebble")
+	if !c.load {
+		for _, fs := range fss {
+			if _, err := os.Stat(filepath.Join(root, fs)); err != nil {
+				return fmt.Errorf("-load=false needs the databases of a -keep run: %w", err)
+			}
+		}
+	}
+	if !c.keep {
+		defer os.RemoveAll(root)
+	}
+	fmt.Printf("records %d × %d B values, %d goroutines, %s per phase, block cache %d MiB (diskio %d MiB), sync %v, evict %v\n\n",
+		c.records, c.valueSize, c.concurrency, c.duration, c.cache>>20, c.diskioCache>>20, c.sync, c.evict)
+	var results []result
+	round := 0
+	phase := func(fs, w string) error {
+		r, err := child(fs + "/" + w)
+		if err != nil {
+			return fmt.Errorf("%s/%s: %w", fs, w, err)
+		}
+		r.Round = round
+		results = append(results, r)
+		fmt.Fprintf(os.Stderr, "%-8s %-6s %10.0f ops/s  p50 %8.1f µs  p99 %9.1f µs  %6.1f CPU µs/op  %3d threads\n",
+			r.Workload, r.FS, r.OpsPerSec, r.P50, r.P99, r.CPUPerOp, r.Threads)
+		return nil
+	}
+	for _, fs := range fss {
+		if !c.load {
+			break
+		}
+		if err := phase(fs, "load"); err != nil {
+			return err
+		}
+	}
+	for i, w := range ws {
+		round++
+		order := fss
+		if i%2 == 1 { // alternate who goes first
+			order = []string{fss[len(fss)-1]}
+			order = append(order, fss[:len(fss)-1]...)
+		}
+		for _, fs := range order {
+			if err := phase(fs, w.name); err != nil {
+				return err
+			}
+		}
+	}
+	printTable(results)
+	return nil
+}
+
+// child runs one phase in a new process with the same flags.
+func child(phase string) (result, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return result{}, err
+	}
+	args := append([]string{"-child", phase}, os.Args[1:]...)
+	cmd := exec.Command(exe, args...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return result{}, err
+	}
+	if err := cmd.Start(); err != nil {
+		return result{}, err
+	}
+	var r result
+	found := false
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if line, ok := strings.CutPrefix(sc.Text(), "RESULT "); ok {
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				return r, err
+			}
+			found = true
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		return r, err
+	}
+	if !found {
+		return r, fmt.Errorf("child printed no result")
+	}
+	return r, nil
+}
+
+func printTable(rs []result) {
+	base := map[int]float64{} // the vfs.Default result of each round
+	for _, r := range rs {
+		if r.FS == "default" {
+			base[r.Round] = r.OpsPerSec
+		}
+	}
+	fmt.Println("load: ops are records, latencies are of 1,000-record batches (NoSync); the others: one YCSB operation each.")
+	fmt.Println()
+	fmt.Println("| workload | fs | ops/s | vs default | p50 µs | p99 µs | CPU µs/op | peak OS threads | disk read MiB | disk write MiB |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+	for _, r := range rs {
+		ratio := "-"
+		if b := base[r.Round]; b > 0 {
+			ratio = fmt.Sprintf("%.2fx", r.OpsPerSec/b)
+		}
+		fmt.Printf("| %s | %s | %.0f | %s | %.1f | %.1f | %.1f | %d | %.0f | %.0f |\n",
+			r.Workload, r.FS, r.OpsPerSec, ratio, r.P50, r.P99, r.CPUPerOp, r.Threads,
+			float64(r.ReadBytes)/(1<<20), float64(r.WriteBytes)/(1<<20))
+	}
+}

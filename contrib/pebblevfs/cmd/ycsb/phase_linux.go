@@ -1,0 +1,319 @@
+//go:build linux
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio"
+	"github.com/diskio-go/diskio/contrib/pebblevfs"
+	"github.com/diskio-go/diskio/sched"
+)
+
+// result is one phase's measurements, passed from child to parent as JSON.
+type result struct {
+	FS, Workload          string
+	Round                 int // phases of one round are compared
+	Ops                   int64
+	OpsPerSec             float64
+	P50, P99              float64 // µs
+	CPUPerOp              float64 // µs of user+system CPU of the whole process
+	Threads               int     // peak OS threads of the process
+	ReadBytes, WriteBytes int64   // storage I/O of the process (/proc/self/io)
+}
+
+// runChild runs one phase: "FS/load" loads a fresh database, "FS/X" runs
+// workload X on the loaded one.
+func runChild(c config) error {
+	fsName, wname, _ := strings.Cut(c.child, "/")
+	dir := filepath.Join(c.dir, "ycsb-pebble", fsName)
+	cacheSize := c.cache
+	opts := &pebble.Options{Logger: quietLogger{}, FS: vfs.Default}
+	var tr phaseTracer
+	if strings.HasPrefix(fsName, "diskio") {
+		cacheSize = c.diskioCache
+		var err error
+		if tr, err = newTracer(c.tracer); err != nil {
+			return err
+		}
+		so := sched.Options{Backend: sched.Backend(c.backend)}
+		if tr != nil {
+			so.Tracer = tr
+		}
+		s, err := sched.New(so)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		fs := pebblevfs.New(diskio.WithScheduler(s)).(*pebblevfs.FS)
+		fs.WALDSync = fsName == "diskio-dsync"
+		opts.FS = fs
+	}
+	cache := pebble.NewCache(cacheSize)
+	defer cache.Unref()
+	opts.Cache = cache
+
+	if wname == "load" {
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+	} else if c.evict {
+		if err := evict(dir); err != nil {
+			return err
+		}
+	}
+	db, err := pebble.Open(dir, opts)
+	if err != nil {
+		return err
+	}
+	m := startMeasure()
+	if c.cpuprofile != "" {
+		f, err := os.Create(filepath.Join(c.cpuprofile, fsName+"-"+wname+".cpu.pprof"))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
+	var hist *hdrhistogram.Histogram
+	var ops int64
+	if wname == "load" {
+		hist, ops, err = load(c, db)
+	} else {
+		hist, ops, err = runWorkload(c, db, workloads[wname])
+	}
+	if c.cpuprofile != "" {
+		pprof.StopCPUProfile()
+	}
+	r := m.stop(ops)
+	if err != nil {
+		db.Close()
+		return err
+	}
+	if err := db.Close(); err != nil {
+		return err
+	}
+	r.FS, r.Workload = fsName, wname
+	r.P50 = float64(hist.ValueAtQuantile(50)) / 1000
+	r.P99 = float64(hist.ValueAtQuantile(99)) / 1000
+	if tr != nil {
+		if err := tr.Finish(c.child); err != nil {
+			return err
+		}
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("RESULT %s\n", b)
+	return nil
+}
+
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, int64(60*time.Second), 3) }
+
+// values is random data that values are cut from: incompressible, like
+// YCSB's random field contents, and cheap to produce.
+var values = func() []byte {
+	r := rand.New(rand.NewPCG(1, 1))
+	b := make([]byte, 4<<20)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}()
+
+func value(r *rand.Rand, n int) []byte {
+	off := r.IntN(len(values) - n)
+	return values[off : off+n]
+}
+
+// load inserts the records in batches of 1,000 (in the record order of
+// insertorder=hashed: scattered keys) from all goroutines, then flushes and
+// waits for compactions to finish. The ops are the records; the latencies
+// are of batches.
+func load(c config, db *pebble.DB) (*hdrhistogram.Histogram, int64, error) {
+	const batch = 1000
+	var next atomic.Uint64
+	hists := make([]*hdrhistogram.Histogram, c.concurrency)
+	errs := make([]error, c.concurrency)
+	var wg sync.WaitGroup
+	for g := range c.concurrency {
+		hists[g] = newHist()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(g), 7))
+			for {
+				start := next.Add(batch) - batch
+				if start >= c.records {
+					return
+				}
+				t0 := time.Now()
+				b := db.NewBatch()
+				for i := start; i < min(start+batch, c.records); i++ {
+					if err := b.Set(key(i), value(r, c.valueSize), nil); err != nil {
+						errs[g] = err
+						return
+					}
+				}
+				if err := b.Commit(pebble.NoSync); err != nil {
+					errs[g] = err
+					return
+				}
+				hists[g].RecordValue(time.Since(t0).Nanoseconds())
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	if err := db.Flush(); err != nil {
+		return nil, 0, err
+	}
+	// Pebble may keep a compaction debt it never schedules work for, so
+	// the load ends once no compaction has run for a second.
+	for idle := 0; idle < 10; {
+		m := db.Metrics()
+		if m.Compact.EstimatedDebt == 0 && m.Compact.NumInProgress == 0 {
+			break
+		}
+		if m.Compact.NumInProgress == 0 {
+			idle++
+		} else {
+			idle = 0
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	h := newHist()
+	for _, x := range hists {
+		h.Merge(x)
+	}
+	return h, int64(c.records), nil
+}
+
+// runWorkload runs w from all goroutines for the phase's duration.
+func runWorkload(c config, db *pebble.DB, w workload) (*hdrhistogram.Histogram, int64, error) {
+	z := newZipfian(c.records, 0.99)
+	wopt := pebble.NoSync
+	if c.sync {
+		wopt = pebble.Sync
+	}
+	var inserted atomic.Uint64
+	deadline := time.Now().Add(c.duration)
+	hists := make([]*hdrhistogram.Histogram, c.concurrency)
+	counts := make([]int64, c.concurrency)
+	errs := make([]error, c.concurrency)
+	var wg sync.WaitGroup
+	for g := range c.concurrency {
+		hists[g] = newHist()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(g), 11))
+			var err error
+			for n := 0; ; n++ {
+				if n%16 == 0 && time.Now().After(deadline) {
+					return
+				}
+				t0 := time.Now()
+				switch w.pick(r) {
+				case opRead:
+					err = read(db, key(z.record(r, w.requestDistZipfian)))
+				case opUpdate:
+					err = db.Set(key(z.record(r, w.requestDistZipfian)), value(r, c.valueSize), wopt)
+				case opInsert:
+					err = db.Set(key(c.records+inserted.Add(1)), value(r, c.valueSize), wopt)
+				case opScan:
+					err = scan(db, key(z.record(r, w.requestDistZipfian)), 1+r.IntN(w.maxScan))
+				}
+				if err != nil {
+					errs[g] = err
+					return
+				}
+				hists[g].RecordValue(time.Since(t0).Nanoseconds())
+				counts[g]++
+			}
+		}()
+	}
+	wg.Wait()
+	h := newHist()
+	var ops int64
+	for g := range hists {
+		if errs[g] != nil {
+			return nil, 0, errs[g]
+		}
+		h.Merge(hists[g])
+		ops += counts[g]
+	}
+	return h, ops, nil
+}
+
+func read(db *pebble.DB, k []byte) error {
+	_, closer, err := db.Get(k)
+	if err != nil {
+		return err // every key read was loaded: ErrNotFound is a failure
+	}
+	return closer.Close()
+}
+
+func scan(db *pebble.DB, start []byte, n int) error {
+	it, err := db.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	for ok := it.SeekGE(start); ok && n > 0; ok = it.Next() {
+		_ = it.Value()
+		n--
+	}
+	return it.Close()
+}
+
+// evict drops the files of dir from the page cache.
+func evict(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		f, err := os.Open(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return err
+		}
+		err = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any) {}
+func (quietLogger) Errorf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
+}
+func (quietLogger) Fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
+	os.Exit(2)
+}

@@ -1,0 +1,91 @@
+//go:build linux
+
+package pebblevfs
+
+import (
+	"io"
+	"unsafe"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio"
+)
+
+// readFile is a diskio File as a vfs.File: Pebble's random block reads,
+// and any file that diskio opened buffered because the filesystem refused
+// O_DIRECT.
+type readFile struct {
+	f   *diskio.File
+	dev vfs.DeviceID
+}
+
+var _ vfs.File = (*readFile)(nil)
+
+func (r *readFile) Read(p []byte) (int, error)               { return r.f.Read(p) }
+func (r *readFile) Write(p []byte) (int, error)              { return r.f.Write(p) }
+func (r *readFile) WriteAt(p []byte, off int64) (int, error) { return r.f.WriteAt(p, off) }
+func (r *readFile) Sync() error                              { return r.f.Sync() }
+func (r *readFile) SyncData() error                          { return r.f.Datasync() }
+func (r *readFile) Fd() uintptr                              { return r.f.Fd() }
+func (r *readFile) Preallocate(off, n int64) error           { return preallocate(r.f, off, n) }
+func (r *readFile) ReadAt(p []byte, off int64) (int, error)  { return r.f.ReadAt(p, off) }
+func (r *readFile) Close() error                             { return r.f.Close() }
+
+func (r *readFile) SyncTo(length int64) (fullSync bool, err error) {
+	if r.f.Direct() {
+		return false, nil // written data is on the device already (see the package doc)
+	}
+	return true, r.f.Datasync()
+}
+
+// Prefetch asks the kernel to read ahead into the page cache. O_DIRECT
+// reads do not look there, so on a direct file it does nothing. (Reading
+// the range into memory of our own, shared by the FS's files, was tried
+// and measured: on YCSB E it doubled the bytes read and cut throughput,
+// 0.21x of vfs.Default against 0.31x-0.64x without; see the README.)
+func (r *readFile) Prefetch(off, n int64) error {
+	if r.f.Direct() {
+		return nil
+	}
+	return unix.Fadvise(int(r.f.Fd()), off, n, unix.FADV_WILLNEED)
+}
+
+func (r *readFile) Stat() (vfs.FileInfo, error) {
+	fi, err := r.f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return fileInfo{fi, r.dev}, nil
+}
+
+// preallocate reserves [off, off+n) without changing the size, like
+// Pebble's vfs.Default. It is one rare fallocate per file, made directly.
+func preallocate(f *diskio.File, off, n int64) error {
+	err := unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_KEEP_SIZE, off, n)
+	if err == unix.EOPNOTSUPP || err == unix.ENOSYS {
+		return nil // optional: "implementations may choose to do nothing"
+	}
+	return err
+}
+
+// alignedBuf returns n bytes whose address is a multiple of align. The Go
+// heap does not move objects, and the scheduler keeps a request's buffer
+// referenced until its completion.
+func alignedBuf(n, align int) []byte {
+	b := make([]byte, n+align)
+	skip := 0
+	if r := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))) % uintptr(align)); r != 0 {
+		skip = align - r
+	}
+	return b[skip : skip+n : skip+n]
+}
+
+// readFull reads into p at off until p is full or the file ends.
+func readFull(f *diskio.File, p []byte, off int64) (int, error) {
+	n, err := f.ReadAt(p, off)
+	if err == io.EOF {
+		err = nil
+	}
+	return n, err
+}

@@ -1,0 +1,284 @@
+//go:build linux
+
+package pebblevfs
+
+import (
+	"bytes"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+func randBytes(r *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+// writeOdd writes want to f in pieces of odd sizes, checking Stat's size
+// after each.
+func writeOdd(t *testing.T, r *rand.Rand, f vfs.File, want []byte) {
+	t.Helper()
+	for done := 0; done < len(want); {
+		n := min(len(want)-done, 1+r.IntN(9000))
+		m, err := f.Write(want[done : done+n])
+		require.NoError(t, err)
+		require.Equal(t, n, m)
+		done += n
+		fi, err := f.Stat()
+		require.NoError(t, err)
+		require.EqualValues(t, done, fi.Size())
+	}
+}
+
+func checkReadAt(t *testing.T, r *rand.Rand, f vfs.File, want []byte) {
+	t.Helper()
+	for range 200 {
+		off := r.IntN(len(want))
+		n := 1 + r.IntN(min(len(want)-off, 20000))
+		got := make([]byte, n)
+		m, err := f.ReadAt(got, int64(off))
+		require.NoError(t, err, "ReadAt(%d, %d)", n, off)
+		require.Equal(t, n, m)
+		require.True(t, bytes.Equal(want[off:off+n], got), "ReadAt(%d, %d) differs", n, off)
+	}
+	// Past the end: what is there, then io.EOF.
+	got := make([]byte, 100)
+	m, err := f.ReadAt(got, int64(len(want)-7))
+	require.Equal(t, io.EOF, err)
+	require.Equal(t, 7, m)
+	require.Equal(t, want[len(want)-7:], got[:7])
+}
+
+func TestDataFileRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	fs := New()
+	name := filepath.Join(t.TempDir(), "000007.sst")
+	f, err := fs.Create(name, vfs.WriteCategoryUnspecified)
+	require.NoError(t, err)
+	want := randBytes(r, 3<<20+12345)
+	writeOdd(t, r, f, want)
+	checkReadAt(t, r, f, want) // reads what is still buffered too
+	require.NoError(t, f.SyncData())
+	require.NoError(t, f.Close())
+
+	fi, err := os.Stat(name)
+	require.NoError(t, err)
+	require.EqualValues(t, len(want), fi.Size(), "size on disk is exact")
+	got, err := os.ReadFile(name)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(want, got))
+
+	f, err = fs.Open(name, vfs.RandomReadsOption)
+	require.NoError(t, err)
+	defer f.Close()
+	rf, ok := f.(*readFile)
+	require.True(t, ok, "an sstable is a diskio file, got %T", f)
+	t.Logf("direct I/O: %v", rf.f.Direct())
+	st, err := f.Stat()
+	require.NoError(t, err)
+	require.EqualValues(t, len(want), st.Size())
+	checkReadAt(t, r, f, want)
+}
+
+// Writes to a WAL reach the file on every Write, not only at a sync.
+func TestWALWriteThrough(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	name := filepath.Join(t.TempDir(), "000002.log")
+	f, err := New().Create(name, "pebble-wal")
+	require.NoError(t, err)
+	var want []byte
+	for range 50 {
+		rec := randBytes(r, 1+r.IntN(3000))
+		_, err := f.Write(rec)
+		require.NoError(t, err)
+		want = append(want, rec...)
+		got, err := os.ReadFile(name) // another descriptor, through the page cache
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, len(got), len(want))
+		require.True(t, bytes.Equal(want, got[:len(want)]))
+		require.Zero(t, bytes.Count(got[len(want):], []byte{0})-len(got[len(want):]), "padding is zeros")
+	}
+	require.NoError(t, f.SyncData())
+	fi, err := os.Stat(name)
+	require.NoError(t, err)
+	require.EqualValues(t, (len(want)+unit-1)/unit*unit, fi.Size(), "a synced WAL keeps its zero padding")
+	st, err := f.Stat()
+	require.NoError(t, err)
+	require.EqualValues(t, len(want), st.Size(), "Stat is exact")
+	require.NoError(t, f.Close())
+	fi, err = os.Stat(name)
+	require.NoError(t, err)
+	require.EqualValues(t, len(want), fi.Size(), "no padding after Close")
+}
+
+// SyncTo promises no durability (fullSync false) but leaves the prefix
+// written; SyncData leaves the exact size on disk.
+func TestSyncTo(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	name := filepath.Join(t.TempDir(), "000003.sst")
+	f, err := New().Create(name, vfs.WriteCategoryUnspecified)
+	require.NoError(t, err)
+	defer f.Close()
+	want := randBytes(r, 10000)
+	_, err = f.Write(want)
+	require.NoError(t, err)
+	full, err := f.SyncTo(5000)
+	require.NoError(t, err)
+	require.False(t, full)
+	got, err := os.ReadFile(name)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(got), 5000)
+	require.Equal(t, want[:5000], got[:5000])
+	// A prefix already written: nothing to do.
+	full, err = f.SyncTo(100)
+	require.NoError(t, err)
+	require.False(t, full)
+	require.NoError(t, f.SyncData())
+	fi, err := os.Stat(name)
+	require.NoError(t, err)
+	require.EqualValues(t, len(want), fi.Size())
+}
+
+// Preallocate reserves blocks without changing the size, as Pebble's
+// vfs.Default does (Pebble finds an sstable's footer at its end).
+func TestPreallocate(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "000004.log")
+	f, err := New().Create(name, "pebble-wal")
+	require.NoError(t, err)
+	_, err = f.Write([]byte("hello"))
+	require.NoError(t, err)
+	require.NoError(t, f.Preallocate(0, 1<<20))
+	fi, err := f.Stat()
+	require.NoError(t, err)
+	require.EqualValues(t, 5, fi.Size())
+	var st unix.Stat_t
+	require.NoError(t, unix.Fstat(int(f.Fd()), &st))
+	require.GreaterOrEqual(t, st.Blocks*512, int64(1<<20), "blocks reserved")
+	require.NoError(t, f.Close())
+	require.NoError(t, unix.Stat(name, &st))
+	require.EqualValues(t, 5, st.Size)
+}
+
+// A reused WAL is overwritten from the start and keeps its old size and
+// its old bytes past what was written, as with os.File.
+func TestReuseForWrite(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	dir := t.TempDir()
+	old := randBytes(r, 300000)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "000001.log"), old, 0o644))
+	fs := New()
+	f, err := fs.ReuseForWrite(filepath.Join(dir, "000001.log"), filepath.Join(dir, "000009.log"), "pebble-wal")
+	require.NoError(t, err)
+	want := bytes.Clone(old)
+	at := 0
+	for _, n := range []int{100, 5000, 1, 270000} {
+		p := randBytes(r, n)
+		_, err := f.Write(p)
+		require.NoError(t, err)
+		copy(want[at:], p)
+		at += n
+		require.NoError(t, f.SyncData())
+		got, err := os.ReadFile(filepath.Join(dir, "000009.log"))
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(want, got), "after writing %d bytes", at)
+	}
+	_, err = os.Stat(filepath.Join(dir, "000001.log"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.NoError(t, f.Close())
+}
+
+// A file opened for sequential reads reads ahead in chunks and returns the
+// same bytes as the file, across chunk edges, after seeks, and at the end.
+func TestSequentialReads(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	name := filepath.Join(t.TempDir(), "000005.sst")
+	want := randBytes(r, 2*readAhead+777)
+	require.NoError(t, os.WriteFile(name, want, 0o644))
+	f, err := New().Open(name, vfs.SequentialReadsOption)
+	require.NoError(t, err)
+	defer f.Close()
+	off := 0
+	for off < len(want) {
+		n := min(1+r.IntN(9000), len(want)-off)
+		got := make([]byte, n)
+		m, err := f.ReadAt(got, int64(off))
+		require.NoError(t, err)
+		require.Equal(t, n, m)
+		require.True(t, bytes.Equal(want[off:off+n], got), "at %d", off)
+		off += n
+	}
+	checkReadAt(t, r, f, want) // random offsets: seeks
+	got := make([]byte, 10)
+	m, err := f.ReadAt(got, int64(len(want)))
+	require.Equal(t, io.EOF, err)
+	require.Zero(t, m)
+}
+
+// WriteAt, on a file opened read-write, writes where asked and the append
+// stream continues after it.
+func TestOpenReadWriteWriteAt(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "000006.blob")
+	f, err := New().OpenReadWrite(name, vfs.WriteCategoryUnspecified)
+	require.NoError(t, err)
+	_, err = f.Write(bytes.Repeat([]byte("a"), 6000))
+	require.NoError(t, err)
+	_, err = f.WriteAt([]byte("XYZ"), 4095)
+	require.NoError(t, err)
+	_, err = f.Write([]byte("tail"))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	want := bytes.Repeat([]byte("a"), 6000)
+	copy(want[4095:], "XYZ")
+	want = append(want, "tail"...)
+	got, err := os.ReadFile(name)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+}
+
+// Fd is the descriptor of the named file; metadata files stay on the OS.
+func TestFdAndRouting(t *testing.T) {
+	dir := t.TempDir()
+	fs := New()
+	f, err := fs.Create(filepath.Join(dir, "000008.sst"), vfs.WriteCategoryUnspecified)
+	require.NoError(t, err)
+	defer f.Close()
+	var a, b unix.Stat_t
+	require.NoError(t, unix.Fstat(int(f.Fd()), &a))
+	require.NoError(t, unix.Stat(filepath.Join(dir, "000008.sst"), &b))
+	require.Equal(t, b.Ino, a.Ino)
+
+	m, err := fs.Create(filepath.Join(dir, "MANIFEST-000001"), vfs.WriteCategoryUnspecified)
+	require.NoError(t, err)
+	defer m.Close()
+	_, isOurs := m.(*writeFile)
+	require.False(t, isOurs, "MANIFEST goes to vfs.Default")
+	_, isOurs = f.(*writeFile)
+	require.True(t, isOurs || f.(*readFile) != nil)
+}
+
+// WAL files are O_DSYNC only with WALDSync; data files never are.
+func TestWALDSync(t *testing.T) {
+	dir := t.TempDir()
+	flags := func(fs vfs.FS, name string) int {
+		f, err := fs.Create(filepath.Join(dir, name), vfs.WriteCategoryUnspecified)
+		require.NoError(t, err)
+		defer f.Close()
+		fl, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
+		require.NoError(t, err)
+		return fl
+	}
+	fs := New()
+	require.Zero(t, flags(fs, "000001.log")&unix.O_DSYNC)
+	fs.(*FS).WALDSync = true
+	require.NotZero(t, flags(fs, "000003.log")&unix.O_DSYNC)
+	require.Zero(t, flags(fs, "000002.sst")&unix.O_DSYNC)
+}
