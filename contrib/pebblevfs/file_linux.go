@@ -3,6 +3,7 @@
 package pebblevfs
 
 import (
+	"errors"
 	"io"
 	"unsafe"
 
@@ -60,10 +61,11 @@ func (r *readFile) Stat() (vfs.FileInfo, error) {
 }
 
 // preallocate reserves [off, off+n) without changing the size, like
-// Pebble's vfs.Default. It is one rare fallocate per file, made directly.
+// Pebble's vfs.Default (File.Preallocate would grow the file, and move
+// where Pebble looks for an sstable's footer).
 func preallocate(f *diskio.File, off, n int64) error {
-	err := unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_KEEP_SIZE, off, n)
-	if err == unix.EOPNOTSUPP || err == unix.ENOSYS {
+	err := f.PreallocateKeepSize(off, n)
+	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
 		return nil // optional: "implementations may choose to do nothing"
 	}
 	return err
