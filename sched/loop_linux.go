@@ -19,6 +19,8 @@ type loop struct {
 	wakeSlot  uint32
 	armed     bool       // the eventfd read is in the kernel
 	retry     []*request // short or interrupted requests to resubmit
+	pending   *request   // taken from incoming, oldest first, waiting for a slot
+	last      *request   // the newest in pending
 	prepared  int        // SQEs prepared since the last enter
 	inflight  int        // requests in the kernel, not counting the wake-up read
 	done      []completion
@@ -103,7 +105,7 @@ func (l *loop) main() {
 			idle = 0
 			continue
 		}
-		if l.inflight == 0 && len(l.retry) == 0 && s.state.Load() == stateClosed && s.queued.Load() == 0 {
+		if l.inflight == 0 && len(l.retry) == 0 && s.state.Load() == stateClosed && l.pending == nil && s.incoming.Load() == nil {
 			l.shutdown()
 			return
 		}
@@ -120,8 +122,10 @@ func (l *loop) main() {
 		// Nothing to do: sleep in the kernel until a completion or a
 		// producer's write to the eventfd. Announce the sleep first,
 		// then look once more for requests that raced with it.
+		// Requests waiting for a slot do not keep the loop awake: the
+		// slots are in flight, and their completions end the sleep.
 		s.sleeping.Store(true)
-		if s.queued.Load() > 0 || len(l.retry) > 0 || s.state.Load() == stateClosed {
+		if s.incoming.Load() != nil || len(l.free) > 0 && (l.pending != nil || len(l.retry) > 0) || s.state.Load() == stateClosed {
 			s.sleeping.Store(false)
 			idle = 0
 			continue
@@ -138,8 +142,9 @@ func (l *loop) main() {
 	}
 }
 
-// accept moves requests from the retry list and the incoming channel into
-// the kernel queue while slots are free. It never blocks.
+// accept moves requests from the retry list, then from the incoming stack
+// (oldest first), into the kernel queue while slots are free. It never
+// blocks.
 func (l *loop) accept() bool {
 	progress := false
 	l.acceptNow = 0
@@ -149,26 +154,52 @@ func (l *loop) accept() bool {
 		l.submit(r)
 		progress = true
 	}
-	for len(l.free) > 0 {
-		select {
-		case r := <-l.s.incoming:
-			l.s.queued.Add(-1)
-			progress = true
-			switch r.op {
-			case opRegisterFile:
-				r.err = l.q.registerFile(int(r.fd))
-				r.wake <- struct{}{}
-			case opUnregisterFile:
-				r.err = l.q.unregisterFile(int(r.fd))
-				r.wake <- struct{}{}
-			default:
-				l.submit(r)
-			}
+	if len(l.free) == 0 {
+		return progress
+	}
+	l.take()
+	for l.pending != nil && len(l.free) > 0 {
+		r := l.pending
+		l.pending = r.next
+		r.next = nil
+		progress = true
+		switch r.op {
+		case opRegisterFile:
+			r.err = l.q.registerFile(int(r.fd))
+			r.wake <- struct{}{}
+		case opUnregisterFile:
+			r.err = l.q.unregisterFile(int(r.fd))
+			r.wake <- struct{}{}
 		default:
-			return progress
+			l.submit(r)
 		}
 	}
 	return progress
+}
+
+// take empties the incoming stack into the end of the pending list,
+// restoring arrival order (the stack holds the newest first).
+func (l *loop) take() {
+	head := l.s.incoming.Swap(nil)
+	if head == nil {
+		return
+	}
+	var first, last *request
+	for r := head; r != nil; {
+		next := r.next
+		r.next = first
+		first = r
+		if last == nil {
+			last = r
+		}
+		r = next
+	}
+	if l.pending == nil {
+		l.pending = first
+	} else {
+		l.last.next = first
+	}
+	l.last = last
 }
 
 func (l *loop) submit(r *request) {

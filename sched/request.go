@@ -47,6 +47,7 @@ type request struct {
 	err  error // final error, nil on success
 
 	wake chan struct{} // capacity 1: the scheduler's send never blocks
+	next *request      // in Scheduler.incoming, then in the loop's pending list
 
 	// Timestamps (nanotime) for the tracer; zero when tracing is off.
 	tEnqueue, tSubmit, tComplete int64

@@ -110,13 +110,14 @@ type Scheduler struct {
 	// callers inside a method, stateClosed marks Close.
 	state atomic.Uint64
 
-	incoming chan *request
-	// queued counts requests sent (or about to be sent) on incoming and
-	// not yet received; sleeping is set by the loop before it sleeps.
-	// Both are sequentially consistent, so a producer either sees
-	// sleeping and wakes the loop, or the loop sees queued > 0 and does
-	// not sleep (the Dekker pattern).
-	queued   atomic.Int64
+	// incoming is a lock-free stack of requests (linked by next) that
+	// producers push and the loop takes whole, in one swap. sleeping is
+	// set by the loop before it sleeps. Both are sequentially
+	// consistent, so a producer either sees sleeping and wakes the loop,
+	// or the loop sees incoming non-empty and does not sleep (the Dekker
+	// pattern). Producers never block on it: every caller has at most
+	// its own requests in it, and the loop bounds what is in the kernel.
+	incoming atomic.Pointer[request]
 	sleeping atomic.Bool
 	efd      int
 	efdMu    sync.RWMutex // efdOpen changes under the write lock
@@ -210,7 +211,6 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 		return nil, os.NewSyscallError("eventfd", err)
 	}
 	s.efd, s.efdOpen = efd, true
-	s.incoming = make(chan *request, 4*opts.Entries)
 	ready := make(chan error, 1)
 	go s.run(b, opts, ready)
 	if err := <-ready; err != nil {
@@ -316,13 +316,17 @@ func (s *Scheduler) viaLoop(r *request) {
 	s.active.Add(-1)
 }
 
-// send hands r to the loop. The producer side of the sleep handshake:
-// count the request as queued, send it, and wake the loop only if it
-// announced that it sleeps.
+// send hands r to the loop: push it, and wake the loop only if it
+// announced that it sleeps (the producer side of the sleep handshake).
 func (s *Scheduler) send(r *request) {
 	s.active.Add(1)
-	s.queued.Add(1)
-	s.incoming <- r
+	for {
+		head := s.incoming.Load()
+		r.next = head
+		if s.incoming.CompareAndSwap(head, r) {
+			break
+		}
+	}
 	if s.sleeping.Load() && s.sleeping.CompareAndSwap(true, false) {
 		s.wakeLoop()
 	}
