@@ -23,11 +23,12 @@ type StreamReader struct {
 	f       *File
 	bufSize int
 	slots   []streamSlot
-	head    int   // slot the reader consumes next
-	freed   int   // consumed slots behind head whose next read is not issued yet
-	batch   int   // issue freed slots' reads this many at a time
-	next    int64 // offset of the next read to issue
-	end     int64 // offset the stream stops at
+	head    int         // slot the reader consumes next
+	freed   int         // consumed slots behind head whose next read is not issued yet
+	batch   sched.Batch // reads issued together reach the kernel together
+	batchN  int         // issue freed slots' reads this many at a time
+	next    int64       // offset of the next read to issue
+	end     int64       // offset the stream stops at
 	cur     []byte
 	err     error
 	closed  bool
@@ -63,7 +64,7 @@ func (f *File) NewStreamReader(off int64, opts StreamOptions) (*StreamReader, er
 	if err != nil {
 		return nil, err
 	}
-	r := &StreamReader{f: f, bufSize: opts.BufferSize, next: off, end: st.Size(), batch: streamBatch(opts)}
+	r := &StreamReader{f: f, bufSize: opts.BufferSize, next: off, end: st.Size(), batchN: streamBatch(opts), batch: f.s.Batch()}
 	if f.direct && off%f.block != 0 {
 		// Start the reads aligned; skip the head in the first buffer.
 		r.next = f.alignDown(off)
@@ -81,6 +82,7 @@ func (f *File) NewStreamReader(off int64, opts StreamOptions) (*StreamReader, er
 	for i := range r.slots {
 		r.issue(i)
 	}
+	r.batch.Submit()
 	if skip > 0 {
 		if _, err := io.CopyN(io.Discard, r, int64(skip)); err != nil && err != io.EOF {
 			r.Close()
@@ -105,7 +107,7 @@ func (r *StreamReader) issue(i int) {
 	if s.err = r.f.acquire("read"); s.err != nil {
 		return
 	}
-	s.call = r.f.s.StartReadAt(r.f.fd, s.buf, s.off)
+	s.call = r.batch.StartReadAt(r.f.fd, s.buf, s.off)
 }
 
 // wait waits for slot s's read and returns the bytes it holds, up to the
@@ -173,7 +175,7 @@ func (r *StreamReader) Read(p []byte) (int, error) {
 func (r *StreamReader) advance() {
 	r.head = (r.head + 1) % len(r.slots)
 	r.freed++
-	if r.freed >= r.batch {
+	if r.freed >= r.batchN {
 		r.flush()
 	}
 }
@@ -191,6 +193,7 @@ func (r *StreamReader) flush() {
 	for ; r.freed > 0; r.freed-- {
 		r.issue((r.head - r.freed + len(r.slots)) % len(r.slots))
 	}
+	r.batch.Submit()
 }
 
 // Close waits for the reads in flight and frees the buffers. The File

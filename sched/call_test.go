@@ -91,3 +91,41 @@ func TestStartWaitZeroAllocs(t *testing.T) {
 	})
 	require.Zero(t, allocs)
 }
+
+// Reads gathered in a Batch all complete after Submit, each with its own
+// result, on every backend (the blocking backend does them at once).
+func TestBatch(t *testing.T) {
+	for _, b := range backends {
+		t.Run(string(b), func(t *testing.T) {
+			s := newSched(t, b, Options{})
+			f := directFile(t)
+			const n = 32
+			want := alignedBuf(t, n*blockSize)
+			fill(want, 5)
+			_, err := s.WriteAt(int(f.Fd()), want, 0)
+			require.NoError(t, err)
+
+			got := alignedBuf(t, n*blockSize)
+			batch := s.Batch()
+			batch.Submit() // empty: nothing happens
+			var calls [n]Call
+			for i := range calls {
+				calls[i] = batch.StartReadAt(int(f.Fd()), got[i*blockSize:(i+1)*blockSize], int64(i*blockSize))
+			}
+			batch.Submit()
+			for i := range calls {
+				m, err := calls[i].Wait()
+				require.NoError(t, err)
+				require.Equal(t, blockSize, m)
+			}
+			require.True(t, bytes.Equal(want, got))
+
+			require.NoError(t, s.Close())
+			batch = s.Batch()
+			c := batch.StartReadAt(int(f.Fd()), got[:blockSize], 0)
+			batch.Submit()
+			_, err = c.Wait()
+			require.ErrorIs(t, err, ErrClosed)
+		})
+	}
+}

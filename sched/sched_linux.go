@@ -316,14 +316,18 @@ func (s *Scheduler) viaLoop(r *request) {
 	s.active.Add(-1)
 }
 
-// send hands r to the loop: push it, and wake the loop only if it
-// announced that it sleeps (the producer side of the sleep handshake).
-func (s *Scheduler) send(r *request) {
-	s.active.Add(1)
+// send hands r to the loop.
+func (s *Scheduler) send(r *request) { s.push(r, r, 1) }
+
+// push puts a chain of n requests (head newest, tail oldest, linked by
+// next) on the incoming stack, and wakes the loop only if it announced
+// that it sleeps (the producer side of the sleep handshake).
+func (s *Scheduler) push(head, tail *request, n int) {
+	s.active.Add(int64(n))
 	for {
-		head := s.incoming.Load()
-		r.next = head
-		if s.incoming.CompareAndSwap(head, r) {
+		old := s.incoming.Load()
+		tail.next = old
+		if s.incoming.CompareAndSwap(old, head) {
 			break
 		}
 	}
@@ -504,9 +508,20 @@ func (s *Scheduler) StartWriteAt(fd int, p []byte, off int64) Call {
 }
 
 func (s *Scheduler) begin(r *request) Call {
+	c, queue := s.admit(r)
+	if queue {
+		// Never the idle fast path: the caller wants to go on.
+		s.send(r)
+	}
+	return c
+}
+
+// admit starts a call on r; queue says r is for the loop (not refused,
+// not already done on the blocking backend).
+func (s *Scheduler) admit(r *request) (c Call, queue bool) {
 	if !s.acquire() {
 		putRequest(r)
-		return Call{err: ErrClosed}
+		return Call{err: ErrClosed}, false
 	}
 	if s.tracer != nil {
 		r.tEnqueue = Now()
@@ -515,11 +530,60 @@ func (s *Scheduler) begin(r *request) Call {
 		// Nothing runs asynchronously here: do it now, as os.File
 		// would, and let Wait return the result.
 		blockingDo(r, s.tracer)
-		return Call{s: s, r: r, inline: true}
+		return Call{s: s, r: r, inline: true}, false
 	}
-	// Never the idle fast path: the caller wants to go on.
-	s.send(r)
-	return Call{s: s, r: r}
+	return Call{s: s, r: r}, true
+}
+
+// Batch gathers calls that reach the scheduler, and so the kernel,
+// together: Submit hands all of them over at once, so they go out in one
+// submission, where the block layer can merge neighbouring reads (a
+// stream of small reads becomes fewer, larger requests to the device).
+// Calls started in a batch must not be waited for before Submit. A Batch
+// is for one goroutine; its zero value is not usable, see
+// Scheduler.Batch.
+type Batch struct {
+	s           *Scheduler
+	first, last *request // oldest first, linked by next
+	n           int
+}
+
+// Batch returns an empty Batch for s.
+func (s *Scheduler) Batch() Batch { return Batch{s: s} }
+
+// StartReadAt adds a read to the batch; see Scheduler.StartReadAt.
+func (b *Batch) StartReadAt(fd int, p []byte, off int64) Call {
+	r := getRequest()
+	r.op, r.fd, r.buf, r.off = OpRead, int32(fd), p, off
+	c, queue := b.s.admit(r)
+	if queue {
+		if b.last == nil {
+			b.first = r
+		} else {
+			b.last.next = r
+		}
+		b.last = r
+		b.n++
+	}
+	return c
+}
+
+// Submit hands the batch's calls to the scheduler and empties the batch.
+func (b *Batch) Submit() {
+	if b.first == nil {
+		return
+	}
+	// The incoming stack holds the newest first: push the chain
+	// reversed, with one compare-and-swap.
+	var head *request
+	for r := b.first; r != nil; {
+		next := r.next
+		r.next = head
+		head = r
+		r = next
+	}
+	b.s.push(head, b.first, b.n)
+	b.first, b.last, b.n = nil, nil, 0
 }
 
 // Ready reports whether Wait would return without blocking.
