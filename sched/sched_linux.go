@@ -312,6 +312,11 @@ func (s *Scheduler) UnregisterFile(fd int) error {
 // viaLoop hands r to the loop and waits until it is done.
 func (s *Scheduler) viaLoop(r *request) {
 	s.send(r)
+	s.await(r)
+}
+
+// await waits for the loop to be done with r.
+func (s *Scheduler) await(r *request) {
 	<-r.wake
 	s.active.Add(-1)
 }
@@ -424,26 +429,22 @@ func (s *Scheduler) traceRequest(r *request, inline bool) {
 
 // do runs r through the scheduler and waits for its completion.
 func (s *Scheduler) do(r *request) (int, error) {
-	if !s.acquire() {
-		putRequest(r)
-		return 0, ErrClosed
+	c, queue := s.admit(r)
+	if queue {
+		switch {
+		case s.backend == AIO && (r.op == OpNop || r.op == OpFallocate):
+			// AIO has no such opcodes: run them here, as os.File would.
+			blockingDo(r, s.tracer)
+			c.inline = true
+		case !s.noInline && s.active.Load() == 0 && s.enterInline():
+			blockingDo(r, s.tracer)
+			s.inline.Add(-1)
+			c.inline = true
+		default:
+			s.send(r)
+		}
 	}
-	if s.tracer != nil {
-		r.tEnqueue = Now()
-	}
-	inline := true
-	switch {
-	case s.backend == Blocking || s.backend == AIO && (r.op == OpNop || r.op == OpFallocate):
-		// AIO has no such opcodes: run them here, as os.File would.
-		blockingDo(r, s.tracer)
-	case !s.noInline && s.active.Load() == 0 && s.enterInline():
-		blockingDo(r, s.tracer)
-		s.inline.Add(-1)
-	default:
-		inline = false
-		s.viaLoop(r)
-	}
-	return s.finishCall(r, inline)
+	return c.Wait()
 }
 
 // maxInline is how many requests may take the idle fast path at once.
@@ -601,8 +602,7 @@ func (c Call) Wait() (int, error) {
 		return 0, c.err
 	}
 	if !c.inline {
-		<-c.r.wake
-		c.s.active.Add(-1)
+		c.s.await(c.r)
 	}
 	return c.s.finishCall(c.r, c.inline)
 }
