@@ -84,7 +84,7 @@ func SetDefaultTracer(t Tracer) bool {
 	started := false
 	defaultOnce.Do(func() {
 		started = true
-		defaultSched, defaultErr = New(Options{Tracer: t})
+		startDefault(t)
 	})
 	return started
 }

@@ -371,9 +371,12 @@ var (
 // Default returns the process-wide scheduler, started on first use with
 // the default Options (DISKIO_BACKEND applies).
 func Default() (*Scheduler, error) {
-	defaultOnce.Do(func() { defaultSched, defaultErr = New(Options{}) })
+	defaultOnce.Do(func() { startDefault(nil) })
 	return defaultSched, defaultErr
 }
+
+// startDefault starts the process-wide scheduler (under defaultOnce).
+func startDefault(t Tracer) { defaultSched, defaultErr = New(Options{Tracer: t}) }
 
 // acquire registers a caller; it fails once Close has begun.
 func (s *Scheduler) acquire() bool {

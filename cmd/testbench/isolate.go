@@ -70,8 +70,9 @@ func maybeRunChild() {
 // runIsolated runs j in a child process and returns what it measured.
 func (e *env) runIsolated(ctx context.Context, j Job) (Result, *bench.Histogram) {
 	fail := func(err error) (Result, *bench.Histogram) {
-		return Result{Group: j.Group, Label: j.label(), Backend: j.Backend, Workload: j.RW, Goroutines: j.G,
-			BlockSize: j.BS, Base: j.Base, Error: err.Error()}, new(bench.Histogram)
+		r := e.result(j)
+		r.Error = err.Error()
+		return r, new(bench.Histogram)
 	}
 	spec, err := json.Marshal(childRun{Job: j, Dir: e.dir, Path: e.path, Size: e.size, UserFile: e.userFile, Direct: e.direct})
 	if err != nil {

@@ -130,6 +130,15 @@ type env struct {
 // its latency histogram.
 func (e *env) run(ctx context.Context, j Job) (Result, *bench.Histogram) {
 	h := new(bench.Histogram)
+	r := e.result(j)
+	if err := e.exec(ctx, j, &r, h); err != nil {
+		r.Error = err.Error()
+	}
+	return r, h
+}
+
+// result is j's row before it runs: what the job is, not what it measured.
+func (e *env) result(j Job) Result {
 	r := Result{Group: j.Group, Label: j.label(), Backend: j.Backend, Workload: j.RW, Goroutines: j.G,
 		BlockSize: j.BS, Direct: j.Direct && e.direct, Fsync: j.Fsync, Base: j.Base}
 	if j.Stream && j.diskio() {
@@ -138,10 +147,7 @@ func (e *env) run(ctx context.Context, j Job) (Result, *bench.Histogram) {
 	if j.Direct && !e.direct {
 		r.Note = "buffered: no O_DIRECT here"
 	}
-	if err := e.exec(ctx, j, &r, h); err != nil {
-		r.Error = err.Error()
-	}
-	return r, h
+	return r
 }
 
 // prepare sets the page cache up for a run that reads the data file: cold
