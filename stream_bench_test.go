@@ -7,8 +7,6 @@ import (
 	"os"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/diskio-go/diskio/internal/benchfile"
 )
 
@@ -27,12 +25,9 @@ func BenchmarkScan(b *testing.B) {
 	}
 	size := st.Size() // DISKIO_BENCH_FILE may be larger
 	evict := func() {
-		f, err := os.Open(path)
-		if err != nil {
+		if err := benchfile.Evict(path); err != nil {
 			b.Fatal(err)
 		}
-		unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
-		f.Close()
 	}
 	stream := func(bufSize, depth int) func(b *testing.B) {
 		return func(b *testing.B) {

@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/diskio-go/diskio/internal/benchfile"
 	"github.com/diskio-go/diskio/internal/dio"
 )
 
@@ -87,42 +87,16 @@ func makeDataFile(fl *files, dir string, size int64, progress func(done, total i
 		return "", err
 	}
 	defer f.Close()
-	buf := make([]byte, 1<<20)
-	rng := rand.NewChaCha8([32]byte{'t', 'e', 's', 't', 'b', 'e', 'n', 'c', 'h'})
-	for off := int64(0); off < size; off += int64(len(buf)) {
-		rng.Read(buf)
-		n := min(int64(len(buf)), size-off)
-		if _, err := f.WriteAt(buf[:n], off); err != nil {
-			fl.remove(f.Name())
-			return "", err
-		}
-		if progress != nil && off%(64<<20) == 0 {
-			progress(off, size)
-		}
-	}
-	if err := f.Sync(); err != nil {
+	if err := benchfile.Fill(f, size, progress); err != nil {
 		fl.remove(f.Name())
 		return "", err
 	}
-	dropCache(f.Name())
 	return f.Name(), nil
 }
 
-// dropCache writes back and evicts the file's pages (posix_fadvise
-// DONTNEED drops only clean pages), so a buffered run starts cold.
-func dropCache(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		f, err = os.Open(path)
-		if err != nil {
-			return err
-		}
-	}
-	defer f.Close()
-	fd := int(f.Fd())
-	unix.Fdatasync(fd)
-	return unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED)
-}
+// dropCache writes back and evicts the file's pages, so a buffered run
+// starts cold.
+func dropCache(path string) error { return benchfile.Evict(path) }
 
 // warm reads [0, n) of the file through the page cache.
 func warm(path string, n int64) error {
