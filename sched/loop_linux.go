@@ -180,10 +180,12 @@ func (l *loop) accept() bool {
 // take empties the incoming stack into the end of the pending list,
 // restoring arrival order (the stack holds the newest first).
 func (l *loop) take() {
-	head := l.s.incoming.Swap(nil)
-	if head == nil {
+	// Look before swapping: the spinning loop would otherwise write the
+	// producers' cache line on every round.
+	if l.s.incoming.Load() == nil {
 		return
 	}
+	head := l.s.incoming.Swap(nil)
 	var first, last *request
 	for r := head; r != nil; {
 		next := r.next
