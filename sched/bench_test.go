@@ -16,6 +16,7 @@ import (
 
 	"github.com/diskio-go/diskio/internal/bench"
 	"github.com/diskio-go/diskio/internal/benchfile"
+	"github.com/diskio-go/diskio/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -123,7 +124,7 @@ func openBench(b *testing.B) *os.File {
 
 func benchReads(b *testing.B, goroutines, fd int, read readAt, perG ...func() readAt) {
 	// One aligned 4 KiB buffer per goroutine, from one mapping.
-	benchReadsInto(b, goroutines, fd, alignedBuf(b, goroutines*blockSize), read, perG...)
+	benchReadsInto(b, goroutines, fd, testenv.AlignedBuf(b, goroutines*blockSize), read, perG...)
 }
 
 func benchReadsInto(b *testing.B, goroutines, fd int, bufs []byte, read readAt, perG ...func() readAt) {

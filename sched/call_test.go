@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskio-go/diskio/internal/testenv"
 )
 
 // Many calls started by one goroutine are all in flight together and each
@@ -15,9 +17,9 @@ func TestStartManyThenWait(t *testing.T) {
 	for _, b := range backends {
 		t.Run(string(b), func(t *testing.T) {
 			s := newSched(t, b, Options{})
-			f := directFile(t)
+			f := testenv.DirectFile(t)
 			const n = 64
-			want := alignedBuf(t, n*blockSize)
+			want := testenv.AlignedBuf(t, n*blockSize)
 			fill(want, 3)
 			var writes [n]Call
 			for i := range writes {
@@ -28,7 +30,7 @@ func TestStartManyThenWait(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, blockSize, m)
 			}
-			got := alignedBuf(t, n*blockSize+blockSize)
+			got := testenv.AlignedBuf(t, n*blockSize+blockSize)
 			var reads [n + 1]Call
 			for i := range reads {
 				// The last read starts at the end of the file.
@@ -50,8 +52,8 @@ func TestStartManyThenWait(t *testing.T) {
 
 func TestStartErrors(t *testing.T) {
 	s := newSched(t, URing, Options{})
-	f := directFile(t)
-	buf := alignedBuf(t, 2*blockSize)
+	f := testenv.DirectFile(t)
+	buf := testenv.AlignedBuf(t, 2*blockSize)
 
 	_, err := s.WriteAt(int(f.Fd()), buf, 0)
 	require.NoError(t, err)
@@ -74,8 +76,8 @@ func TestStartWaitZeroAllocs(t *testing.T) {
 		t.Skip("sync.Pool drops items under the race detector")
 	}
 	s := newSched(t, URing, Options{})
-	f := directFile(t)
-	buf := alignedBuf(t, 8*blockSize)
+	f := testenv.DirectFile(t)
+	buf := testenv.AlignedBuf(t, 8*blockSize)
 	_, err := s.WriteAt(int(f.Fd()), buf, 0)
 	require.NoError(t, err)
 	var calls [8]Call
@@ -98,14 +100,14 @@ func TestBatch(t *testing.T) {
 	for _, b := range backends {
 		t.Run(string(b), func(t *testing.T) {
 			s := newSched(t, b, Options{})
-			f := directFile(t)
+			f := testenv.DirectFile(t)
 			const n = 32
-			want := alignedBuf(t, n*blockSize)
+			want := testenv.AlignedBuf(t, n*blockSize)
 			fill(want, 5)
 			_, err := s.WriteAt(int(f.Fd()), want, 0)
 			require.NoError(t, err)
 
-			got := alignedBuf(t, n*blockSize)
+			got := testenv.AlignedBuf(t, n*blockSize)
 			batch := s.Batch()
 			batch.Submit() // empty: nothing happens
 			var calls [n]Call

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/testenv"
 )
 
 // faultLog is a FaultInjector driven by a function, recording attempts.
@@ -63,21 +65,21 @@ func TestFaultsRetriedTransparently(t *testing.T) {
 				return Fault{}
 			}}
 			s := newSched(t, b, Options{Faults: inj})
-			f := directFile(t)
+			f := testenv.DirectFile(t)
 			const n = 8
 			var wg sync.WaitGroup
 			for g := range n {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					w := alignedBuf(t, 4*blockSize)
+					w := testenv.AlignedBuf(t, 4*blockSize)
 					fill(w, g)
 					k, err := s.WriteAt(int(f.Fd()), w, int64(g)*4*blockSize)
 					if err != nil || k != len(w) {
 						t.Errorf("write %d: %d, %v", g, k, err)
 						return
 					}
-					r := alignedBuf(t, 4*blockSize)
+					r := testenv.AlignedBuf(t, 4*blockSize)
 					k, err = s.ReadAt(int(f.Fd()), r, int64(g)*4*blockSize)
 					if err != nil || k != len(r) || !bytes.Equal(r, w) {
 						t.Errorf("read %d: %d, %v, equal %v", g, k, err, bytes.Equal(r, w))
@@ -105,13 +107,13 @@ func TestFaultsReachTheirCaller(t *testing.T) {
 				return Fault{}
 			}}
 			s := newSched(t, b, Options{Faults: inj})
-			f := directFile(t)
+			f := testenv.DirectFile(t)
 			var wg sync.WaitGroup
 			for i := range int64(8) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					w := alignedBuf(t, blockSize)
+					w := testenv.AlignedBuf(t, blockSize)
 					_, err := s.WriteAt(int(f.Fd()), w, i*blockSize)
 					want := bad[i*blockSize]
 					if want == 0 {
@@ -151,17 +153,17 @@ func TestFaultsDropAndDelay(t *testing.T) {
 				return Fault{}
 			}}
 			s := newSched(t, b, Options{Faults: inj})
-			f := directFile(t)
+			f := testenv.DirectFile(t)
 			require.NoError(t, s.Fdatasync(int(f.Fd())))
 			require.Equal(t, 1, inj.count(OpFdatasync))
 
-			w := alignedBuf(t, 2*blockSize)
+			w := testenv.AlignedBuf(t, 2*blockSize)
 			_, err := s.WriteAt(int(f.Fd()), w, 0)
 			require.NoError(t, err)
 			start := time.Now()
 			done := make(chan time.Duration)
 			go func() {
-				_, err := s.ReadAt(int(f.Fd()), alignedBuf(t, blockSize), 0)
+				_, err := s.ReadAt(int(f.Fd()), testenv.AlignedBuf(t, blockSize), 0)
 				if err != nil {
 					t.Error(err)
 				}
@@ -172,7 +174,7 @@ func TestFaultsDropAndDelay(t *testing.T) {
 			}
 			// Meanwhile, other reads go through.
 			for range 10 {
-				_, err := s.ReadAt(int(f.Fd()), alignedBuf(t, blockSize), blockSize)
+				_, err := s.ReadAt(int(f.Fd()), testenv.AlignedBuf(t, blockSize), blockSize)
 				require.NoError(t, err)
 			}
 			select {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/testenv"
 )
 
 func TestFixedStatusReported(t *testing.T) {
@@ -31,7 +33,7 @@ func TestFixedStatusReported(t *testing.T) {
 func TestFixedBuffersAndFilesRoundTrip(t *testing.T) {
 	rec := &recorder{}
 	s := newSched(t, URing, Options{Tracer: rec, NoInline: true})
-	f := directFile(t)
+	f := testenv.DirectFile(t)
 	fd := int(f.Fd())
 	require.NoError(t, s.RegisterFile(fd))
 	require.NoError(t, s.RegisterFile(fd)) // idempotent
@@ -93,7 +95,7 @@ func TestArenaExhaustionFallsBack(t *testing.T) {
 	b, err := s.AllocBuffer(blockSize) // ...so this one is mapped separately
 	require.NoError(t, err)
 	require.False(t, s.arena.contains(b))
-	f := directFile(t)
+	f := testenv.DirectFile(t)
 	_, err = s.WriteAt(int(f.Fd()), b, 0) // and works all the same
 	require.NoError(t, err)
 	require.NoError(t, s.FreeBuffer(b))

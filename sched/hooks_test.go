@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskio-go/diskio/internal/testenv"
 )
 
 // recorder is a Tracer that keeps everything.
@@ -33,9 +35,9 @@ func TestTracerSeesEveryRequestAndSyscall(t *testing.T) {
 		t.Run(string(b), func(t *testing.T) {
 			rec := &recorder{}
 			s := newSched(t, b, Options{Tracer: rec, NoInline: true})
-			f := directFile(t)
+			f := testenv.DirectFile(t)
 			const workers, each = 8, 25
-			buf := alignedBuf(t, workers*blockSize)
+			buf := testenv.AlignedBuf(t, workers*blockSize)
 			var wg sync.WaitGroup
 			for w := 0; w < workers; w++ {
 				wg.Add(1)
@@ -92,8 +94,8 @@ func TestTracerAllocatesNothing(t *testing.T) {
 		t.Skip("sync.Pool drops items under the race detector")
 	}
 	s := newSched(t, URing, Options{Tracer: nopTracer{}, NoInline: true})
-	f := directFile(t)
-	buf := alignedBuf(t, blockSize)
+	f := testenv.DirectFile(t)
+	buf := testenv.AlignedBuf(t, blockSize)
 	_, err := s.WriteAt(int(f.Fd()), buf, 0)
 	require.NoError(t, err)
 	allocs := testing.AllocsPerRun(500, func() {

@@ -18,7 +18,6 @@ import (
 
 	"github.com/diskio-go/diskio/internal/bench"
 	"github.com/diskio-go/diskio/internal/dio"
-	"github.com/diskio-go/diskio/internal/mem"
 	"github.com/diskio-go/diskio/internal/testenv"
 )
 
@@ -38,24 +37,6 @@ func newSched(t testing.TB, b Backend, opts Options) *Scheduler {
 	return s
 }
 
-func directFile(t testing.TB) *os.File {
-	t.Helper()
-	f, err := os.OpenFile(filepath.Join(t.TempDir(), "data"), os.O_RDWR|os.O_CREATE|unix.O_DIRECT, 0o600)
-	if err != nil {
-		testenv.Unavailable(t, "odirect", err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return f
-}
-
-func alignedBuf(t testing.TB, n int) []byte {
-	t.Helper()
-	b, err := mem.Map(n)
-	require.NoError(t, err)
-	t.Cleanup(func() { mem.Unmap(b) })
-	return b
-}
-
 func fill(b []byte, seed int) {
 	for i := range b {
 		b[i] = byte(i*7 + seed*31 + i>>8)
@@ -66,10 +47,10 @@ func TestReadWriteConcurrent(t *testing.T) {
 	for _, b := range backends {
 		t.Run(string(b), func(t *testing.T) {
 			s := newSched(t, b, Options{Entries: 16})
-			f := directFile(t)
+			f := testenv.DirectFile(t)
 			fd := int(f.Fd())
 			const writers = 64 // more than Entries: callers must wait, not fail
-			buf := alignedBuf(t, 2*writers*blockSize)
+			buf := testenv.AlignedBuf(t, 2*writers*blockSize)
 			var wg sync.WaitGroup
 			for i := 0; i < writers; i++ {
 				wg.Add(1)
@@ -107,7 +88,7 @@ func TestShortReadAtEOF(t *testing.T) {
 			f, err := os.OpenFile(path, os.O_RDONLY|unix.O_DIRECT, 0)
 			require.NoError(t, err)
 			defer f.Close()
-			buf := alignedBuf(t, 4*blockSize)
+			buf := testenv.AlignedBuf(t, 4*blockSize)
 			n, err := s.ReadAt(int(f.Fd()), buf, 0)
 			require.NoError(t, err)
 			require.Equal(t, 6000, n)
@@ -123,8 +104,8 @@ func TestMisalignedEINVALExplained(t *testing.T) {
 	for _, b := range backends {
 		t.Run(string(b), func(t *testing.T) {
 			s := newSched(t, b, Options{})
-			f := directFile(t)
-			buf := alignedBuf(t, 2*blockSize)
+			f := testenv.DirectFile(t)
+			buf := testenv.AlignedBuf(t, 2*blockSize)
 			_, err := s.WriteAt(int(f.Fd()), buf, 0)
 			require.NoError(t, err)
 			_, err = s.ReadAt(int(f.Fd()), buf[:blockSize], 100)
@@ -140,11 +121,11 @@ func TestErrorsReachTheirCaller(t *testing.T) {
 	for _, b := range backends {
 		t.Run(string(b), func(t *testing.T) {
 			s := newSched(t, b, Options{})
-			buf := alignedBuf(t, blockSize)
+			buf := testenv.AlignedBuf(t, blockSize)
 			_, err := s.ReadAt(-1, buf, 0)
 			require.ErrorIs(t, err, unix.EBADF)
 			// A write to a read-only fd fails for that caller only.
-			f := directFile(t)
+			f := testenv.DirectFile(t)
 			ro, err := os.Open(f.Name())
 			require.NoError(t, err)
 			defer ro.Close()
@@ -176,8 +157,8 @@ func TestZeroAllocsPerRead(t *testing.T) {
 	for _, b := range []Backend{URing, AIO} {
 		t.Run(string(b), func(t *testing.T) {
 			s := newSched(t, b, Options{})
-			f := directFile(t)
-			buf := alignedBuf(t, blockSize)
+			f := testenv.DirectFile(t)
+			buf := testenv.AlignedBuf(t, blockSize)
 			_, err := s.WriteAt(int(f.Fd()), buf, 0)
 			require.NoError(t, err)
 			allocs := testing.AllocsPerRun(1000, func() {
@@ -200,10 +181,10 @@ func TestStressSubmittersCloseErrors(t *testing.T) {
 			if err != nil {
 				testenv.Unavailable(t, string(b), err)
 			}
-			f := directFile(t)
+			f := testenv.DirectFile(t)
 			fd := int(f.Fd())
 			const workers = 48
-			buf := alignedBuf(t, workers*blockSize)
+			buf := testenv.AlignedBuf(t, workers*blockSize)
 			var wg sync.WaitGroup
 			var ok, closed atomic.Int64
 			for w := 0; w < workers; w++ {
@@ -269,8 +250,8 @@ func TestIdleCostsNothing(t *testing.T) {
 	for _, b := range []Backend{URing, AIO} {
 		t.Run(string(b), func(t *testing.T) {
 			s := newSched(t, b, Options{NoInline: true})
-			f := directFile(t)
-			buf := alignedBuf(t, 16*blockSize)
+			f := testenv.DirectFile(t)
+			buf := testenv.AlignedBuf(t, 16*blockSize)
 			var wg sync.WaitGroup
 			for g := 0; g < 16; g++ {
 				wg.Add(1)
@@ -306,9 +287,9 @@ func TestNoLostWakeups(t *testing.T) {
 	for _, b := range []Backend{URing, AIO} {
 		t.Run(string(b), func(t *testing.T) {
 			s := newSched(t, b, Options{NoInline: true, Spin: 5 * time.Microsecond})
-			f := directFile(t)
+			f := testenv.DirectFile(t)
 			const workers, rounds = 8, 500
-			buf := alignedBuf(t, workers*blockSize)
+			buf := testenv.AlignedBuf(t, workers*blockSize)
 			var wg sync.WaitGroup
 			for w := 0; w < workers; w++ {
 				wg.Add(1)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskio-go/diskio/internal/testenv"
 )
 
 // Many goroutines reading through the scheduler add at most a few OS
@@ -19,9 +21,9 @@ func TestThreadsStayBounded(t *testing.T) {
 	for _, b := range []Backend{URing, AIO} {
 		t.Run(string(b), func(t *testing.T) {
 			s := newSched(t, b, Options{NoInline: true})
-			f := directFile(t)
+			f := testenv.DirectFile(t)
 			const goroutines, reads = 1000, 20
-			buf := alignedBuf(t, goroutines*blockSize)
+			buf := testenv.AlignedBuf(t, goroutines*blockSize)
 			_, err := s.WriteAt(int(f.Fd()), buf, 0)
 			require.NoError(t, err)
 

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/diskio-go/diskio/internal/benchfile"
+	"github.com/diskio-go/diskio/internal/testenv"
 	"github.com/diskio-go/diskio/sched"
 	"github.com/diskio-go/diskio/trace"
 )
@@ -101,7 +102,7 @@ func randReads(b *testing.B, s *sched.Scheduler, fd, goroutines int) float64 {
 		b.Fatal(err)
 	}
 	blocks := uint64(st.Size() / blockSize)
-	bufs := alignedBuf(b, goroutines*blockSize)
+	bufs := testenv.AlignedBuf(b, goroutines*blockSize)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	b.SetBytes(blockSize)

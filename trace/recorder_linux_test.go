@@ -16,9 +16,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 
-	"github.com/diskio-go/diskio/internal/mem"
 	"github.com/diskio-go/diskio/internal/testenv"
 	"github.com/diskio-go/diskio/sched"
 	"github.com/diskio-go/diskio/trace"
@@ -37,28 +35,10 @@ func newSched(t testing.TB, b sched.Backend, opts sched.Options) *sched.Schedule
 	return s
 }
 
-func directFile(t testing.TB) *os.File {
-	t.Helper()
-	f, err := os.OpenFile(filepath.Join(t.TempDir(), "data"), os.O_RDWR|os.O_CREATE|unix.O_DIRECT, 0o600)
-	if err != nil {
-		testenv.Unavailable(t, "odirect", err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return f
-}
-
-func alignedBuf(t testing.TB, n int) []byte {
-	t.Helper()
-	b, err := mem.Map(n)
-	require.NoError(t, err)
-	t.Cleanup(func() { mem.Unmap(b) })
-	return b
-}
-
 // knownWorkload writes blocks 0..n-1 in order, fdatasyncs, reads them back
 // in order, then makes one write that fails (EBADF: the fd is read-only).
 func knownWorkload(t *testing.T, s *sched.Scheduler, f *os.File, n int) (rdonly int) {
-	buf := alignedBuf(t, blockSize)
+	buf := testenv.AlignedBuf(t, blockSize)
 	fd := int(f.Fd())
 	for i := range n {
 		buf[0] = byte(i)
@@ -84,7 +64,7 @@ func TestRecordsCompleteAndOrdered(t *testing.T) {
 		t.Run(string(b), func(t *testing.T) {
 			rec := trace.New(trace.Config{})
 			s := newSched(t, b, sched.Options{Tracer: rec, NoInline: true})
-			f := directFile(t)
+			f := testenv.DirectFile(t)
 			const n = 32
 			rdonly := knownWorkload(t, s, f, n)
 			snap := rec.Snapshot()
@@ -275,8 +255,8 @@ func TestRecorderAllocatesNothing(t *testing.T) {
 		t.Skip("sync.Pool drops items under the race detector")
 	}
 	s := newSched(t, sched.URing, sched.Options{Tracer: rec, NoInline: true})
-	f := directFile(t)
-	buf := alignedBuf(t, blockSize)
+	f := testenv.DirectFile(t)
+	buf := testenv.AlignedBuf(t, blockSize)
 	_, err := s.WriteAt(int(f.Fd()), buf, 0)
 	require.NoError(t, err)
 	require.Zero(t, testing.AllocsPerRun(500, func() {
@@ -297,8 +277,8 @@ func waitOnDisk(t *testing.T, s *sched.Scheduler, fd int, buf []byte, n int) {
 func TestWaitProfile(t *testing.T) {
 	rec := trace.New(trace.Config{StackEvery: 2})
 	s := newSched(t, sched.URing, sched.Options{Tracer: rec, NoInline: true})
-	f := directFile(t)
-	buf := alignedBuf(t, 4*blockSize)
+	f := testenv.DirectFile(t)
+	buf := testenv.AlignedBuf(t, 4*blockSize)
 	_, err := s.WriteAt(int(f.Fd()), buf, 0)
 	require.NoError(t, err)
 	waitOnDisk(t, s, int(f.Fd()), buf[:blockSize], 40)
@@ -362,7 +342,7 @@ func pprofTop(t *testing.T, path string) string {
 func TestChromeTrace(t *testing.T) {
 	rec := trace.New(trace.Config{})
 	s := newSched(t, sched.URing, sched.Options{Tracer: rec, NoInline: true})
-	f := directFile(t)
+	f := testenv.DirectFile(t)
 	knownWorkload(t, s, f, 8)
 	snap := rec.Snapshot()
 
@@ -412,7 +392,7 @@ func TestChromeTrace(t *testing.T) {
 func TestJSONLinesAndSummary(t *testing.T) {
 	rec := trace.New(trace.Config{})
 	s := newSched(t, sched.URing, sched.Options{Tracer: rec, NoInline: true})
-	f := directFile(t)
+	f := testenv.DirectFile(t)
 	knownWorkload(t, s, f, 8)
 	snap := rec.Snapshot()
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/diskio-go/diskio/internal/bench"
 	"github.com/diskio-go/diskio/internal/benchfile"
+	"github.com/diskio-go/diskio/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -78,7 +79,7 @@ func BenchmarkRandRead4K(b *testing.B) {
 func benchRing(b *testing.B, depth int, fixed bool) {
 	f, blocks := openBench(b)
 	r := newRing(b, uint32(depth), nil)
-	buf := alignedBuf(b, depth*blockSize)
+	buf := testenv.AlignedBuf(b, depth*blockSize)
 	fd := int(f.Fd())
 	if fixed {
 		if err := r.RegisterBuffers([][]byte{buf}); err != nil {
@@ -134,7 +135,7 @@ func benchRing(b *testing.B, depth int, fixed bool) {
 func benchPread(b *testing.B, goroutines int) {
 	f, blocks := openBench(b)
 	fd := int(f.Fd())
-	buf := alignedBuf(b, goroutines*blockSize)
+	buf := testenv.AlignedBuf(b, goroutines*blockSize)
 	var next atomic.Int64
 	b.SetBytes(blockSize)
 	b.ReportAllocs()

@@ -18,7 +18,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/diskio-go/diskio/internal/dio"
-	"github.com/diskio-go/diskio/internal/mem"
 	"github.com/diskio-go/diskio/internal/testenv"
 )
 
@@ -33,27 +32,6 @@ func newRing(t testing.TB, entries uint32, p *Params) *Ring {
 	}
 	t.Cleanup(func() { r.Close() })
 	return r
-}
-
-// directFile opens a new file for O_DIRECT reading and writing in a
-// temporary directory (ext4 on the test machine; tmpfs would refuse).
-func directFile(t testing.TB) *os.File {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "data")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_DIRECT, 0o600)
-	if err != nil {
-		testenv.Unavailable(t, "odirect", err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return f
-}
-
-func alignedBuf(t testing.TB, n int) []byte {
-	t.Helper()
-	b, err := mem.Map(n)
-	require.NoError(t, err)
-	t.Cleanup(func() { mem.Unmap(b) })
-	return b
 }
 
 // fill writes a pattern that differs per block and per seed, so a block
@@ -148,9 +126,9 @@ func TestDirectReadWrite64InFlight(t *testing.T) {
 			defer runtime.UnlockOSThread()
 			p := cfg.params
 			r := newRing(t, depth, &p)
-			f := directFile(t)
+			f := testenv.DirectFile(t)
 			fd := int(f.Fd())
-			buf := alignedBuf(t, depth*blockSize)
+			buf := testenv.AlignedBuf(t, depth*blockSize)
 
 			for i := 0; i < depth; i++ {
 				b := buf[i*blockSize : (i+1)*blockSize]
@@ -186,9 +164,9 @@ func TestDirectReadWrite64InFlight(t *testing.T) {
 
 func TestVectored(t *testing.T) {
 	r := newRing(t, 8, nil)
-	f := directFile(t)
+	f := testenv.DirectFile(t)
 	fd := int(f.Fd())
-	src := alignedBuf(t, 3*blockSize)
+	src := testenv.AlignedBuf(t, 3*blockSize)
 	for i := 0; i < 3; i++ {
 		fill(src[i*blockSize:(i+1)*blockSize], 5, i)
 	}
@@ -200,7 +178,7 @@ func TestVectored(t *testing.T) {
 	r.GetSQE().PrepWritev(fd, wiov, 0)
 	require.Equal(t, int32(3*blockSize), waitCQEs(t, r, 1)[0].Res)
 
-	dst := alignedBuf(t, 3*blockSize)
+	dst := testenv.AlignedBuf(t, 3*blockSize)
 	riov := []unix.Iovec{{Base: &dst[2*blockSize]}, {Base: &dst[0]}}
 	riov[0].SetLen(blockSize)
 	riov[1].SetLen(2 * blockSize)
@@ -214,8 +192,8 @@ func TestVectored(t *testing.T) {
 
 func TestFixedBuffersAndFiles(t *testing.T) {
 	r := newRing(t, 8, nil)
-	f1, f2 := directFile(t), directFile(t)
-	bufs := [][]byte{alignedBuf(t, 16*blockSize), alignedBuf(t, 16*blockSize)}
+	f1, f2 := testenv.DirectFile(t), testenv.DirectFile(t)
+	bufs := [][]byte{testenv.AlignedBuf(t, 16*blockSize), testenv.AlignedBuf(t, 16*blockSize)}
 	require.NoError(t, r.RegisterBuffers(bufs))
 	require.NoError(t, r.RegisterFiles([]int32{int32(f1.Fd()), -1}))
 
@@ -244,7 +222,7 @@ func TestFixedBuffersAndFiles(t *testing.T) {
 	for file, f := range []*os.File{f1, f2} {
 		want := make([]byte, 2*blockSize)
 		fill(want, 9, file)
-		got := alignedBuf(t, 2*blockSize)
+		got := testenv.AlignedBuf(t, 2*blockSize)
 		_, err := unix.Pread(int(f.Fd()), got, blockSize)
 		require.NoError(t, err)
 		require.Equal(t, want, got)
@@ -252,7 +230,7 @@ func TestFixedBuffersAndFiles(t *testing.T) {
 
 	// A read outside the registered buffer is refused, not performed.
 	sqe := r.GetSQE()
-	sqe.PrepReadFixed(0, alignedBuf(t, blockSize), 0, 1)
+	sqe.PrepReadFixed(0, testenv.AlignedBuf(t, blockSize), 0, 1)
 	sqe.Flags |= IOSQE_FIXED_FILE
 	require.ErrorIs(t, waitCQEs(t, r, 1)[0].Err(), unix.EFAULT)
 
@@ -262,9 +240,9 @@ func TestFixedBuffersAndFiles(t *testing.T) {
 
 func TestFsyncDatasyncLinked(t *testing.T) {
 	r := newRing(t, 8, nil)
-	f := directFile(t)
+	f := testenv.DirectFile(t)
 	fd := int(f.Fd())
-	buf := alignedBuf(t, blockSize)
+	buf := testenv.AlignedBuf(t, blockSize)
 	fill(buf, 1, 1)
 	// write -> fsync -> fdatasync, linked so each starts after the last.
 	sqe := r.GetSQE()
@@ -286,7 +264,7 @@ func TestFsyncDatasyncLinked(t *testing.T) {
 
 func TestFallocate(t *testing.T) {
 	r := newRing(t, 8, nil)
-	f := directFile(t)
+	f := testenv.DirectFile(t)
 	fd := int(f.Fd())
 	r.GetSQE().PrepFallocate(fd, 0, 0, 1<<20)
 	require.NoError(t, waitCQEs(t, r, 1)[0].Err())
@@ -324,7 +302,7 @@ func TestEventfdWakesBlockingWait(t *testing.T) {
 	r := newRing(t, 8, nil)
 	efd := eventfd(t)
 
-	val := alignedBuf(t, 8)
+	val := testenv.AlignedBuf(t, 8)
 	sqe := r.GetSQE()
 	sqe.PrepRead(efd, val, 0)
 	sqe.UserData = 42
@@ -493,7 +471,7 @@ func TestShortReadAtEOF(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Close()
 
-	buf := alignedBuf(t, 2*blockSize)
+	buf := testenv.AlignedBuf(t, 2*blockSize)
 	sqe := r.GetSQE()
 	sqe.PrepRead(int(f.Fd()), buf, blockSize)
 	sqe.UserData = 1
@@ -534,9 +512,9 @@ func TestSetupErrors(t *testing.T) {
 // alignment the error explains which field was wrong.
 func TestMisalignedDirectEINVAL(t *testing.T) {
 	r := newRing(t, 8, nil)
-	f := directFile(t)
+	f := testenv.DirectFile(t)
 	fd := int(f.Fd())
-	buf := alignedBuf(t, 2*blockSize)
+	buf := testenv.AlignedBuf(t, 2*blockSize)
 	fill(buf, 1, 0)
 	r.GetSQE().PrepWrite(fd, buf, 0) // data, so the bad read is not cut short at EOF
 	require.Equal(t, int32(2*blockSize), waitCQEs(t, r, 1)[0].Res)
