@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"time"
 
@@ -36,7 +35,7 @@ func runCrash(ctx context.Context, mode string, args []string, stdout, stderr io
 	prealloc := fs.Bool("prealloc", false, "reserve space ahead with fallocate (keep size)")
 	maxRecord := fs.Int("max-record", 9000, "payload bytes of a record at most")
 	listen := fs.String("listen", ":7420", "address to listen on (diskcheck-serve)")
-	addr := fs.String("addr", "", "the diskcheck-serve machine, host:port (diskcheck-client)")
+	addr := fs.String("addr", "", "the diskcheck-serve machine, ip:port (diskcheck-client; host names are not resolved)")
 	file := fs.String("file", "", "the log under test (diskcheck-client, diskcheck-verify)")
 	acks := fs.String("acks", "diskcheck.acks", "the acknowledgements file (diskcheck-serve writes it, diskcheck-verify reads it)")
 	if err := fs.Parse(args); err != nil {
@@ -70,7 +69,7 @@ func runCrash(ctx context.Context, mode string, args []string, stdout, stderr io
 		fmt.Fprintln(stdout, "no acknowledged record lost")
 		return nil
 	case "diskcheck-serve":
-		ln, err := net.Listen("tcp", *listen)
+		ln, err := crash.Listen(*listen)
 		if err != nil {
 			return err
 		}

@@ -52,9 +52,14 @@ func maybeRunChild() {
 		fmt.Fprintln(os.Stderr, "testbench child:", err)
 		os.Exit(2)
 	}
-	// Ctrl-C reaches the whole process group: stop the run and remove
-	// its files; the parent sees the canceled result.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The child takes no signals: os/signal would start a locked thread
+	// and the runtime's template thread, two of the threads this run
+	// counts. Ctrl-C reaches the whole process group; the parent handles
+	// it and cancels the child by closing its stdin, and the child then
+	// stops the run, removes its files and reports the canceled result.
+	signal.Ignore(os.Interrupt, syscall.SIGTERM)
+	ctx, stop := context.WithCancel(context.Background())
+	go cancelAtEOF(0, stop) // the parent's pipe is stdin
 	fl := &files{}
 	e := &env{dir: c.Dir, path: c.Path, size: c.Size, userFile: c.UserFile, direct: c.Direct, fl: fl, prepared: true}
 	r, h := e.run(ctx, c.Job)
@@ -65,6 +70,25 @@ func maybeRunChild() {
 		os.Exit(2)
 	}
 	os.Exit(0)
+}
+
+// cancelAtEOF calls cancel when the parent closes the pipe on fd (or
+// dies). It waits in the runtime's poller, not in a read that would hold
+// an OS thread for the whole run.
+func cancelAtEOF(fd uintptr, cancel func()) {
+	defer cancel()
+	if err := syscall.SetNonblock(int(fd), true); err != nil {
+		fmt.Fprintln(os.Stderr, "testbench child: stdin:", err)
+		return
+	}
+	f := os.NewFile(fd, "parent pipe")
+	defer f.Close()
+	var b [1]byte
+	for {
+		if _, err := f.Read(b[:]); err != nil {
+			return
+		}
+	}
 }
 
 // runIsolated runs j in a child process and returns what it measured.
@@ -88,8 +112,12 @@ func (e *env) runIsolated(ctx context.Context, j Job) (Result, *bench.Histogram)
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Env = append(os.Environ(), runEnv+"="+string(spec))
 	cmd.Stderr = os.Stderr
-	// Canceled: let the child stop and clean up as on Ctrl-C.
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	// Canceled: close the child's stdin; it stops and cleans up.
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return fail(err)
+	}
+	cmd.Cancel = stdin.Close
 	cmd.WaitDelay = 30 * time.Second
 	done := e.prog.start(j.Group+": "+j.label(), j.Duration)
 	out, err := cmd.Output()

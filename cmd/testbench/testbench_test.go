@@ -304,3 +304,22 @@ func TestSizes(t *testing.T) {
 	require.Equal(t, "1000 B", sizeName(1000))
 	require.Equal(t, "1,234,567", commas(1234567))
 }
+
+// The testbench and the library link no cgo. A binary with cgo starts the
+// runtime's template thread at init, one OS thread more in every run's
+// count; package net links cgo (its resolver) wherever a C compiler is
+// installed, so neither may import it. (Test binaries do, through
+// testify: their thread counts include that thread.)
+func TestNoCgo(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to list the dependencies:", err)
+	}
+	for _, pkg := range []string{".", "github.com/diskio-go/diskio"} {
+		out, err := exec.Command(goTool, "list", "-deps", pkg).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		for _, dep := range strings.Fields(string(out)) {
+			require.NotContains(t, []string{"runtime/cgo", "net"}, dep, "%s imports %s", pkg, dep)
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -16,7 +15,7 @@ import (
 // to logPath ("<records>\n", records 0..n-1 durable). After the client's
 // machine lost power and came back, Verify checks its log against this
 // file. Serve returns when ctx ends or ln fails.
-func Serve(ctx context.Context, ln net.Listener, logPath string) error {
+func Serve(ctx context.Context, ln *Listener, logPath string) error {
 	out, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -66,7 +65,7 @@ func Client(ctx context.Context, addr string, o AppendOptions) error {
 // client is Client; local, if set, is also told every acknowledgement,
 // after the listener.
 func client(ctx context.Context, addr string, o AppendOptions, local func(uint64) error) error {
-	c, err := net.Dial("tcp", addr)
+	c, err := dial(addr)
 	if err != nil {
 		return err
 	}

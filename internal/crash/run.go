@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -158,7 +157,7 @@ func run(ctx context.Context, o Options, checker bool) (Report, error) {
 // diskcheckOnce runs one child in client mode against a loopback
 // listener, kills it, and verifies the log against the listener's file.
 func diskcheckOnce(ctx context.Context, o Options, wait time.Duration) (Report, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := Listen("127.0.0.1:0")
 	if err != nil {
 		return Report{}, err
 	}
