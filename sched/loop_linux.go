@@ -109,6 +109,18 @@ func (l *loop) main() {
 			l.shutdown()
 			return
 		}
+		if len(l.free) == 0 {
+			// Every slot is in flight: nothing can be submitted
+			// before a completion, and the kernel says when one
+			// arrives. Spinning would burn the core the callers
+			// need, and producers need not wake the loop, so it
+			// waits without announcing a sleep.
+			if err := l.q.enter(true); err != nil && err != uring.ErrBusy {
+				l.fatal(err)
+			}
+			idle = 0
+			continue
+		}
 		// Spin a little before sleeping: the next request or
 		// completion often arrives within microseconds. The clock is
 		// read every 16 rounds only.
