@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/diskio-go/diskio/internal/bench"
 	"github.com/diskio-go/diskio/internal/benchfile"
 )
 
@@ -25,7 +26,7 @@ func BenchmarkScan(b *testing.B) {
 	}
 	size := st.Size() // DISKIO_BENCH_FILE may be larger
 	evict := func() {
-		if err := benchfile.Evict(path); err != nil {
+		if err := bench.Evict(path); err != nil {
 			b.Fatal(err)
 		}
 	}

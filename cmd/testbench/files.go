@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/diskio-go/diskio/internal/benchfile"
+	"github.com/diskio-go/diskio/internal/bench"
 	"github.com/diskio-go/diskio/internal/dio"
 )
 
@@ -87,7 +87,7 @@ func makeDataFile(fl *files, dir string, size int64, progress func(done, total i
 		return "", err
 	}
 	defer f.Close()
-	if err := benchfile.Fill(f, size, progress); err != nil {
+	if err := bench.Fill(f, size, progress); err != nil {
 		fl.remove(f.Name())
 		return "", err
 	}
@@ -96,7 +96,7 @@ func makeDataFile(fl *files, dir string, size int64, progress func(done, total i
 
 // dropCache writes back and evicts the file's pages, so a buffered run
 // starts cold.
-func dropCache(path string) error { return benchfile.Evict(path) }
+func dropCache(path string) error { return bench.Evict(path) }
 
 // warm reads [0, n) of the file through the page cache.
 func warm(path string, n int64) error {

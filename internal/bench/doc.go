@@ -1,7 +1,8 @@
 // Package bench holds the measurement helpers diskio's benchmarks and the
 // testbench share: a peak OS-thread sampler, process CPU time, heap
-// allocation counts, a cheap per-goroutine offset generator, and a latency
-// histogram with percentiles.
+// allocation counts, a cheap per-goroutine offset generator, a latency
+// histogram with percentiles, and the data file's fill and page-cache
+// eviction. It imports no package testing, so the testbench links none.
 //
 // Everything here is built to cost far less than the I/O it measures (a
 // 4 KiB read on this class of machine takes 7-30µs): recording a latency is

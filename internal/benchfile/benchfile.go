@@ -9,13 +9,12 @@ package benchfile
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"strconv"
 	"sync"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/diskio-go/diskio/internal/bench"
 )
 
 // DefaultSize is the size of the shared file unless DISKIO_BENCH_SIZE (bytes,
@@ -83,7 +82,7 @@ func Shared(tb testing.TB, size int64) string {
 		tb.Fatal(err)
 	}
 	files[size] = f.Name()
-	if err := Fill(f, size, nil); err != nil {
+	if err := bench.Fill(f, size, nil); err != nil {
 		f.Close()
 		tb.Fatalf("creating benchmark file: %v", err)
 	}
@@ -91,45 +90,6 @@ func Shared(tb testing.TB, size int64) string {
 		tb.Fatal(err)
 	}
 	return f.Name()
-}
-
-// Fill writes size bytes of pseudo-random data to f (never zeros or a
-// fallocated file, whose unwritten extents read back without touching the
-// disk), syncs it and drops it from the page cache, so that later reads,
-// buffered ones too, start cold. progress, if set, is told every 64 MiB.
-func Fill(f *os.File, size int64, progress func(done, total int64)) error {
-	rng := rand.NewChaCha8([32]byte{'d', 'i', 's', 'k', 'i', 'o'})
-	buf := make([]byte, 1<<20)
-	for off := int64(0); off < size; off += int64(len(buf)) {
-		b := buf[:min(int64(len(buf)), size-off)]
-		rng.Read(b)
-		if _, err := f.WriteAt(b, off); err != nil {
-			return err
-		}
-		if progress != nil && off%(64<<20) == 0 {
-			progress(off, size)
-		}
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	return unix.Fadvise(int(f.Fd()), 0, size, unix.FADV_DONTNEED)
-}
-
-// Evict writes back and drops the file's pages from the page cache
-// (posix_fadvise DONTNEED drops only clean pages), so that the next
-// buffered read of it starts cold.
-func Evict(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		if f, err = os.Open(path); err != nil {
-			return err
-		}
-	}
-	defer f.Close()
-	fd := int(f.Fd())
-	unix.Fdatasync(fd) // a read-only descriptor may refuse; the pages are clean then
-	return unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED)
 }
 
 // Remove deletes every file Shared created.
