@@ -97,47 +97,50 @@ func dial(addr string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	cerr := unix.Connect(fd, sockaddr(ap))
+	// In the poller before connect, which runs inside RawWrite: its
+	// readiness reset comes first, so the connection's EPOLLOUT cannot
+	// be lost between connect and the wait.
 	f := os.NewFile(uintptr(fd), "tcp "+addr)
-	if cerr == unix.EINPROGRESS || cerr == unix.EINTR {
-		// Non-blocking connect: wait until the socket is writable,
-		// then SO_ERROR says how it went (as package net does).
-		cerr = waitConnect(f)
-	}
-	if cerr != nil {
+	if err := connect(f, sockaddr(ap)); err != nil {
 		f.Close()
-		return nil, &os.SyscallError{Syscall: "connect " + addr, Err: cerr}
+		return nil, &os.SyscallError{Syscall: "connect " + addr, Err: err}
 	}
 	return f, nil
 }
 
-func waitConnect(f *os.File) error {
+// connect connects f's socket to sa without blocking a thread: connect
+// says EINPROGRESS, the poller waits for the socket to become writable,
+// and SO_ERROR says how it went (as package net does).
+func connect(f *os.File, sa unix.Sockaddr) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return err
 	}
-	first := true
-	var serr error
+	started := false
+	var cerr error
 	err = rc.Write(func(fd uintptr) bool {
-		if first {
-			first = false
-			return false // not writable yet: wait in the poller
+		if !started {
+			started = true
+			cerr = unix.Connect(int(fd), sa)
+			return cerr != unix.EINPROGRESS && cerr != unix.EINTR
 		}
 		n, err := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_ERROR)
 		switch {
 		case err != nil:
-			serr = err
+			cerr = err
 		case n == int(unix.EINPROGRESS) || n == int(unix.EALREADY) || n == int(unix.EINTR):
 			return false
 		case n != 0:
-			serr = unix.Errno(n)
+			cerr = unix.Errno(n)
+		default:
+			cerr = nil
 		}
 		return true
 	})
 	if err != nil {
 		return err
 	}
-	return serr
+	return cerr
 }
 
 func socket(ap netip.AddrPort) (int, error) {
