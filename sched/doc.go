@@ -28,7 +28,11 @@
 //     goroutines, 3.2-3.5M against 2.6-3.0M from 1024, alternate runs).
 //   - Before sleeping the loop spins for Options.Spin (20µs), because under
 //     load the next request or completion usually comes sooner than a
-//     wake-up would take.
+//     wake-up would take. Not when every slot is in flight: then nothing
+//     can be submitted before a completion, so the loop waits for one in
+//     the kernel at once, without announcing a sleep (producers write no
+//     eventfd). At 10,000 goroutines that cut CPU per read from 6.1-7.5µs
+//     to 5.3-6.2µs at the same IOPS (alternate runs).
 //   - When the scheduler is idle (nothing queued or in flight), up to two
 //     requests at a time are issued inline by their callers with a plain
 //     system call: for one or two callers that is what os.File does,
@@ -47,8 +51,8 @@
 // measurable difference to IOPS or CPU either, but it costs a thread: the
 // first runtime.LockOSThread in a process starts the runtime's template
 // thread. With GOMAXPROCS=2 a process doing 4 KiB reads from 128 goroutines
-// peaked at 7 OS threads with the loop locked and 6 (GOMAXPROCS+4) without,
-// where os.File peaks at 35-64. So the loop is not locked unless the ring
+// peaked at 7 OS threads with the loop locked and 5-6 (GOMAXPROCS+4 is 6)
+// without, where os.File peaks at 60-95. So the loop is not locked unless the ring
 // needs it (SINGLE_ISSUER, DEFER_TASKRUN) or the option asks. It never
 // parks on a Go channel either way, so it holds its thread while it sleeps
 // in the kernel. One consequence: requests io_uring hands to its worker
@@ -58,7 +62,14 @@
 // (readable when the CQ holds completions) instead of sleeping in
 // io_uring_enter, so that it holds no thread while asleep, was measured
 // too: the same IOPS, 6-7 threads instead of 6-8, and 15-20% more CPU per
-// read (alternate runs at 128 goroutines), so it was not kept.
+// read (alternate runs at 128 goroutines), so it was not kept. Those 6-8
+// turned out to include two threads that were not the scheduler's: a
+// binary linking cgo (package net does, through its resolver, wherever a C
+// compiler is installed; testify links net into test binaries) starts the
+// runtime's template thread at init, and os/signal.Notify starts a locked
+// thread and the template thread. Without them a fresh process has 4
+// threads and a read-heavy one peaks at 5-6; the testbench links neither,
+// and CGO_ENABLED=0 builds benchmark binaries without the first.
 // Registered buffers and files (AllocBuffer, RegisterFile) gave +15-20% IOPS
 // and 15-25% less CPU per op.
 //
@@ -66,11 +77,14 @@
 // request through the loop crosses threads three times (caller to loop,
 // kernel to loop, loop to caller) where os.File's pread crosses once. With
 // one inline request at a time, 2 goroutines got 0.36-0.41x of os.File's
-// IOPS; with two (the default) 0.77-0.93x, and 4 goroutines 0.45-0.55x, 8
-// goroutines 0.6-0.85x; from ~16 goroutines on the ring is ahead (128:
-// ~2x). The inline places are capped at two because each holds an OS
-// thread, as os.File's pread does. (DISKIO_BENCH_GOROUTINES=2,4,8 go test
-// -run '^$' -bench 'RandRead4K/(os.File|uring)/' ./sched/)
+// IOPS; with two (the default) 0.91-0.99x. The inline places are capped at
+// two because each holds an OS thread, as os.File's pread does. 4
+// goroutines get 0.86-0.95x and 8 goroutines 1.01-1.05x, against an
+// os.File that stays at ~62k IOPS from 2 to 128 goroutines on this disk
+// (go run ./cmd/testbench -file F -goroutines 2,4,8 -backends
+// uring,os.File, two runs, each in its own process; earlier runs of the
+// sched benchmark on a machine busy with other work gave 0.45-0.55x and
+// 0.6-0.85x). From ~16 goroutines on the ring is ahead (128: 2-2.7x).
 //
 // One scheduler carries 2.3-3.5 million NOP requests per second
 // (BenchmarkNop, 128 to 1024 goroutines), far beyond what one disk here does (~140k IOPS); a second
