@@ -245,8 +245,15 @@ func TestStressSubmittersCloseErrors(t *testing.T) {
 }
 
 // An idle scheduler sleeps in the kernel: no busy polling, no timers. The
-// process's CPU time over an idle second after load stays near zero.
+// process's CPU time over an idle second after load stays near zero (1% of
+// a core at most). DISKIO_IDLE=10s watches longer, as issue 3 asks.
 func TestIdleCostsNothing(t *testing.T) {
+	window := time.Second
+	if v := os.Getenv("DISKIO_IDLE"); v != "" {
+		d, err := time.ParseDuration(v)
+		require.NoError(t, err, "DISKIO_IDLE")
+		window = d
+	}
 	for _, b := range []Backend{URing, AIO} {
 		t.Run(string(b), func(t *testing.T) {
 			s := newSched(t, b, Options{NoInline: true})
@@ -270,11 +277,11 @@ func TestIdleCostsNothing(t *testing.T) {
 			time.Sleep(50 * time.Millisecond) // past any spin
 			var r0, r1 unix.Rusage
 			require.NoError(t, unix.Getrusage(unix.RUSAGE_SELF, &r0))
-			time.Sleep(time.Second)
+			time.Sleep(window)
 			require.NoError(t, unix.Getrusage(unix.RUSAGE_SELF, &r1))
 			used := time.Duration(r1.Utime.Nano() + r1.Stime.Nano() - r0.Utime.Nano() - r0.Stime.Nano())
-			t.Logf("CPU over 1s idle: %v", used)
-			require.Less(t, used, 20*time.Millisecond, "idle scheduler used %v of CPU in 1s", used)
+			t.Logf("CPU over %v idle: %v (%.3f%% of a core)", window, used, 100*float64(used)/float64(window))
+			require.Less(t, used, window/100, "idle scheduler used %v of CPU in %v", used, window)
 		})
 	}
 }
