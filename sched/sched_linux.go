@@ -70,7 +70,9 @@ type Options struct {
 	Tracer Tracer
 	// FixedBuffers is the size of the memory registered with io_uring as
 	// a fixed buffer (default 4 MiB; negative: none). AllocBuffer hands
-	// it out; reads and writes into it use READ_FIXED/WRITE_FIXED.
+	// it out in power-of-two blocks of at least 4 KiB (a 12 MiB buffer
+	// takes a 16 MiB block); reads and writes into it use
+	// READ_FIXED/WRITE_FIXED.
 	FixedBuffers int
 	// FixedFiles is the size of io_uring's registered file table
 	// (default 256; negative: none); see RegisterFile.
