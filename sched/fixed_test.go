@@ -30,6 +30,34 @@ func TestFixedStatusReported(t *testing.T) {
 	}
 }
 
+// An AllocBuffer the arena cannot serve still returns usable memory, and
+// Fixed reports it. A 12 KiB arena holds an 8 KiB and a 4 KiB block, then
+// nothing: neither another 4 KiB nor 12 KiB (which would take a 16 KiB
+// block even in an empty arena).
+func TestFixedArenaOverflowReported(t *testing.T) {
+	s := newSched(t, URing, Options{FixedBuffers: 3 * blockSize})
+	require.True(t, s.Fixed().Buffers, s.Fixed().String())
+	var in [][]byte
+	for _, n := range []int{2 * blockSize, blockSize} {
+		b, err := s.AllocBuffer(n)
+		require.NoError(t, err)
+		require.True(t, s.arena.contains(b), "%d bytes", n)
+		in = append(in, b)
+	}
+	require.Zero(t, s.Fixed().Unregistered)
+	for _, n := range []int{blockSize, 3 * blockSize} {
+		out, err := s.AllocBuffer(n)
+		require.NoError(t, err)
+		require.False(t, s.arena.contains(out), "%d bytes", n)
+		require.NoError(t, s.FreeBuffer(out))
+	}
+	require.EqualValues(t, 2, s.Fixed().Unregistered)
+	require.Contains(t, s.Fixed().String(), "2 AllocBuffer calls did not fit in the arena")
+	for _, b := range in {
+		require.NoError(t, s.FreeBuffer(b))
+	}
+}
+
 func TestFixedBuffersAndFilesRoundTrip(t *testing.T) {
 	rec := &recorder{}
 	s := newSched(t, URing, Options{Tracer: rec, NoInline: true})

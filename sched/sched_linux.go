@@ -90,6 +90,9 @@ type FixedStatus struct {
 	BuffersReason string
 	Files         bool
 	FilesReason   string
+	// Unregistered counts AllocBuffer calls the registered arena could
+	// not serve (it was full), whose memory is therefore not registered.
+	Unregistered uint64
 }
 
 func (f FixedStatus) String() string {
@@ -99,7 +102,11 @@ func (f FixedStatus) String() string {
 		}
 		return "no (" + reason + ")"
 	}
-	return "fixed buffers: " + str(f.Buffers, f.BuffersReason) + "; fixed files: " + str(f.Files, f.FilesReason)
+	buffers := str(f.Buffers, f.BuffersReason)
+	if f.Buffers && f.Unregistered > 0 {
+		buffers += fmt.Sprintf(", but %d AllocBuffer calls did not fit in the arena and got unregistered memory (Options.FixedBuffers; blocks are powers of two)", f.Unregistered)
+	}
+	return "fixed buffers: " + buffers + "; fixed files: " + str(f.Files, f.FilesReason)
 }
 
 // Scheduler owns one kernel queue and the loop goroutine that
@@ -132,8 +139,9 @@ type Scheduler struct {
 	noInline bool
 	tracer   Tracer
 
-	arena *arena // registered fixed buffers, nil when not registered
-	fixed FixedStatus
+	arena        *arena // registered fixed buffers, nil when not registered
+	fixed        FixedStatus
+	unregistered atomic.Uint64 // AllocBuffer calls the arena could not serve
 
 	exited chan struct{}
 }
@@ -253,8 +261,13 @@ func (s *Scheduler) setupFixed(q *uringQueue, opts Options) {
 	}
 }
 
-// Fixed reports whether registered buffers and files are in use.
-func (s *Scheduler) Fixed() FixedStatus { return s.fixed }
+// Fixed reports whether registered buffers and files are in use, and how
+// many AllocBuffer calls fell back to unregistered memory so far.
+func (s *Scheduler) Fixed() FixedStatus {
+	st := s.fixed
+	st.Unregistered = s.unregistered.Load()
+	return st
+}
 
 // AllocBuffer returns n bytes of page-aligned memory for I/O (fit for
 // O_DIRECT). With registered buffers it comes from the registered arena and
@@ -269,6 +282,7 @@ func (s *Scheduler) AllocBuffer(n int) ([]byte, error) {
 		if b, err := s.arena.alloc(n); err == nil {
 			return b, nil
 		}
+		s.unregistered.Add(1) // reported by Fixed
 	}
 	return mem.Map(n)
 }

@@ -445,8 +445,8 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 	} else {
 		r.SyscallsPerOp = float64(counter.calls.Load()) / float64(nops)
 		r.SubmitUsPerOp = float64(counter.submitNs.Load()) / 1e3 / float64(nops)
-		if j.Fixed && j.Backend == "uring" && !s.Fixed().Buffers {
-			r.Note = joinNote(r.Note, s.Fixed().String())
+		if st := s.Fixed(); j.Fixed && j.Backend == "uring" && (!st.Buffers || st.Unregistered > 0) {
+			r.Note = joinNote(r.Note, st.String())
 		}
 	}
 	return nil
