@@ -53,7 +53,7 @@
 // measurable difference to IOPS or CPU either, but it costs a thread: the
 // first runtime.LockOSThread in a process starts the runtime's template
 // thread. With GOMAXPROCS=2 a process doing 4 KiB reads from 128 goroutines
-// peaked at 7 OS threads with the loop locked and 5-6 (GOMAXPROCS+4 is 6)
+// peaked at 6-7 OS threads with the loop locked and 5-6 (GOMAXPROCS+4 is 6)
 // without, where os.File peaks at 60-95. So the loop is not locked unless the ring
 // needs it (SINGLE_ISSUER, DEFER_TASKRUN) or the option asks. It never
 // parks on a Go channel either way, so it holds its thread while it sleeps
