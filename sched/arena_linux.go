@@ -70,7 +70,15 @@ func (a *arena) alloc(n int) ([]byte, error) {
 		return b[:n], nil
 	}
 	if a.next+size > len(a.mem) {
-		return nil, errArenaFull
+		// No block of the class fits, but n bytes may: an arena sized
+		// for one large buffer must hold it. The block is filed
+		// under the largest class it holds, which is how it is
+		// reused once freed.
+		size = (n + minBlock - 1) / minBlock * minBlock
+		if a.next+size > len(a.mem) {
+			return nil, errArenaFull
+		}
+		c = uint8(bits.Len(uint(size/minBlock)) - 1)
 	}
 	off := a.next
 	a.next += size

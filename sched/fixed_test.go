@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -31,12 +32,22 @@ func TestFixedStatusReported(t *testing.T) {
 }
 
 // An AllocBuffer the arena cannot serve still returns usable memory, and
-// Fixed reports it. A 12 KiB arena holds an 8 KiB and a 4 KiB block, then
-// nothing: neither another 4 KiB nor 12 KiB (which would take a 16 KiB
-// block even in an empty arena).
+// Fixed reports it. A 12 KiB arena holds one 12 KiB buffer (not a power of
+// two: it takes the arena's 12 KiB, not a 16 KiB block), which once freed
+// serves as an 8 KiB block; or an 8 KiB and a 4 KiB block, then nothing.
 func TestFixedArenaOverflowReported(t *testing.T) {
 	s := newSched(t, URing, Options{FixedBuffers: 3 * blockSize})
 	require.True(t, s.Fixed().Buffers, s.Fixed().String())
+	whole, err := s.AllocBuffer(3 * blockSize)
+	require.NoError(t, err)
+	require.True(t, s.arena.contains(whole))
+	require.NoError(t, s.FreeBuffer(whole))
+	reused, err := s.AllocBuffer(2 * blockSize)
+	require.NoError(t, err)
+	require.Equal(t, unsafe.SliceData(whole), unsafe.SliceData(reused), "the freed 12 KiB block serves 8 KiB")
+	require.NoError(t, s.FreeBuffer(reused))
+
+	s = newSched(t, URing, Options{FixedBuffers: 3 * blockSize})
 	var in [][]byte
 	for _, n := range []int{2 * blockSize, blockSize} {
 		b, err := s.AllocBuffer(n)

@@ -70,9 +70,10 @@ type Options struct {
 	Tracer Tracer
 	// FixedBuffers is the size of the memory registered with io_uring as
 	// a fixed buffer (default 4 MiB; negative: none). AllocBuffer hands
-	// it out in power-of-two blocks of at least 4 KiB (a 12 MiB buffer
-	// takes a 16 MiB block); reads and writes into it use
-	// READ_FIXED/WRITE_FIXED.
+	// it out in power-of-two blocks of at least 4 KiB, or, when no such
+	// block is left, n bytes (page-rounded) from the arena's unused end,
+	// so an arena sized for one buffer holds it; reads and writes into
+	// it use READ_FIXED/WRITE_FIXED.
 	FixedBuffers int
 	// FixedFiles is the size of io_uring's registered file table
 	// (default 256; negative: none); see RegisterFile.
@@ -104,7 +105,7 @@ func (f FixedStatus) String() string {
 	}
 	buffers := str(f.Buffers, f.BuffersReason)
 	if f.Buffers && f.Unregistered > 0 {
-		buffers += fmt.Sprintf(", but %d AllocBuffer calls did not fit in the arena and got unregistered memory (Options.FixedBuffers; blocks are powers of two)", f.Unregistered)
+		buffers += fmt.Sprintf(", but %d AllocBuffer calls did not fit in the arena and got unregistered memory (Options.FixedBuffers)", f.Unregistered)
 	}
 	return "fixed buffers: " + buffers + "; fixed files: " + str(f.Files, f.FilesReason)
 }
