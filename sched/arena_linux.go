@@ -17,7 +17,9 @@ import (
 // the pages on every request. It hands out power-of-two blocks of at least
 // minBlock bytes (page aligned, so fit for O_DIRECT), keeps freed blocks on
 // per-size free lists, and never coalesces: storage engines allocate a few
-// block sizes over and over.
+// block sizes over and over. When no block of the class is left, the
+// page-rounded request comes from the unused end instead, so that an arena
+// sized for one buffer holds it.
 type arena struct {
 	mem        []byte
 	base, end  uintptr

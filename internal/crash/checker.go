@@ -22,7 +22,7 @@ func Serve(ctx context.Context, ln *Listener, logPath string) error {
 	}
 	defer out.Close()
 	var mu sync.Mutex
-	go func() { <-ctx.Done(); ln.Close() }()
+	defer context.AfterFunc(ctx, func() { ln.Close() })()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
