@@ -1,0 +1,141 @@
+//go:build linux
+
+package diskio
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// The read path: Read, ReadAt, and bounce reads for unaligned requests.
+
+// Read reads up to len(b) bytes at the cursor and advances it. At end of
+// file it returns 0, io.EOF.
+func (f *File) Read(b []byte) (int, error) {
+	if err := f.acquire("read"); err != nil {
+		return 0, err
+	}
+	defer f.release()
+	f.posMu.Lock()
+	defer f.posMu.Unlock()
+	if len(b) == 0 {
+		return 0, nil
+	}
+	f.mu.Lock()
+	off := f.pos
+	f.mu.Unlock()
+	n, err := f.readAt(b, off)
+	f.mu.Lock()
+	f.pos += int64(n)
+	f.mu.Unlock()
+	if n == 0 && err == nil {
+		err = io.EOF
+	}
+	if err == io.EOF && n > 0 {
+		err = nil
+	}
+	return n, f.pathErr("read", err)
+}
+
+// ReadAt reads len(b) bytes at off. It returns n < len(b) only with an
+// error, io.EOF at end of file.
+func (f *File) ReadAt(b []byte, off int64) (int, error) {
+	// The order of checks is os.File's.
+	if off < 0 {
+		return 0, &fs.PathError{Op: "readat", Path: f.name, Err: errors.New("negative offset")}
+	}
+	if len(b) == 0 {
+		return 0, nil
+	}
+	if err := f.acquire("read"); err != nil {
+		return 0, err
+	}
+	defer f.release()
+	n, err := f.readAt(b, off)
+	if err == nil && n < len(b) {
+		err = io.EOF
+	}
+	return n, f.pathErr("read", err)
+}
+
+// readAt reads what lies in [off, off+len(b)) below the logical size; it
+// returns fewer bytes (and no error) at end of file.
+func (f *File) readAt(b []byte, off int64) (int, error) {
+	if f.acc == os.O_WRONLY {
+		return 0, syscall.EBADF
+	}
+	if off+int64(len(b)) < 0 {
+		return 0, syscall.EINVAL // the kernel's check: the range overflows
+	}
+	// Only while our own padded writes are outstanding does the file on
+	// disk extend past the logical size; otherwise the kernel's end of
+	// file is the truth (other descriptors may have moved it). No lock:
+	// the generation is read before the view, and again after the read.
+	gen := f.viewGen.Load()
+	view := f.view.Load()
+	size := view &^ viewPadded
+	if view&viewPadded != 0 {
+		if off >= size {
+			return 0, nil
+		}
+		if rest := size - off; int64(len(b)) > rest {
+			b = b[:rest]
+		}
+	}
+	if testHookReadAfterView != nil {
+		testHookReadAfterView()
+	}
+	var n int
+	var err error
+	if !f.direct || f.aligned(b, off) {
+		n, err = f.s.ReadAt(f.fd, b, off)
+	} else {
+		n, err = f.bounceRead(b, off)
+	}
+	// A write of ours that began during the read may have padded its last
+	// block already, or extended the file with data the read met before
+	// it landed: past the size we started from, the bytes are not known
+	// to be data. (Unchanged generation: no write of ours overlapped.)
+	if end := off + int64(n); end > size && f.viewGen.Load() != gen {
+		size = min(size, f.view.Load()&^viewPadded) // a truncate may have shrunk it
+		n = int(max(size-off, 0))
+	}
+	return n, err
+}
+
+// testHookReadAfterView, when set by a test, runs between readAt's look at
+// the size and its read, to widen the race with a concurrent write.
+var testHookReadAfterView func()
+
+// bounceRead reads through aligned bounce buffers, at most maxBounce at a
+// time; it returns fewer bytes (and no error) at end of file.
+func (f *File) bounceRead(b []byte, off int64) (int, error) {
+	done := 0
+	for done < len(b) {
+		chunk := b[done:]
+		start := f.alignDown(off + int64(done))
+		end := f.alignUp(off + int64(done+len(chunk)))
+		if end-start > maxBounce {
+			end = start + maxBounce
+			chunk = chunk[:end-(off+int64(done))]
+		}
+		buf := f.getBounce(int(end - start))
+		n, err := f.s.ReadAt(f.fd, buf, start)
+		skip := int(off + int64(done) - start)
+		m := 0
+		if n > skip {
+			m = copy(chunk, buf[skip:n])
+		}
+		f.putBounce(buf)
+		done += m
+		if err != nil || m < len(chunk) {
+			return done, err // end of file
+		}
+	}
+	return done, nil
+}
+
+// settled reports (with f.mu held) that the kernel's size is the logical
