@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,7 @@ type Buffer struct {
 	mem      *sharedMem
 	data     []byte // the requested bytes, inside mem
 	released atomic.Bool
+	cleanup  runtime.Cleanup // returns mem if the Buffer is dropped (buffer_cleanup_linux.go)
 }
 
 // sharedMem is an aligned buffer that several Buffers may view (ReadMany
@@ -40,11 +42,14 @@ func (m *sharedMem) release(f *File) {
 func (b *Buffer) Bytes() []byte { return b.data }
 
 // Release returns the buffer's memory for reuse. Calling it twice is a
-// no-op.
+// no-op. A Buffer dropped without Release has its memory returned when the
+// garbage collector finds it, and counted (DroppedBuffers): later than
+// Release would, so Release what you read.
 func (b *Buffer) Release() {
-	if b.released.Swap(true) {
+	if b.released.Swap(true) || b.mem == nil {
 		return
 	}
+	b.cleanup.Stop()
 	b.mem.release(b.f)
 	b.mem, b.data = nil, nil
 }
@@ -54,6 +59,12 @@ func (b *Buffer) Release() {
 // around [off, off+n) and Bytes is the window into them. Near the end of the
 // file Bytes is shorter than n and the error is io.EOF, as with ReadAt.
 func (f *File) ReadBuffer(off int64, n int) (*Buffer, error) {
+	if p, plain, err := f.plainCheck(); err != nil || plain {
+		if err != nil {
+			return nil, err
+		}
+		return plainReadBuffer(p, off, n)
+	}
 	if off < 0 || n < 0 {
 		return nil, &fs.PathError{Op: "read", Path: f.name, Err: errors.New("negative offset or length")}
 	}
@@ -67,8 +78,8 @@ func (f *File) ReadBuffer(off int64, n int) (*Buffer, error) {
 	m, got, err := f.readSpan(off, off+int64(n))
 	skip := int(off - m.start)
 	have := max(min(got-skip, n), 0)
-	b := &Buffer{f: f, mem: m.mem, data: m.mem.buf[skip : skip+have]}
 	m.mem.refs.Add(1)
+	b := f.newBuffer(m.mem, m.mem.buf[skip:skip+have])
 	m.mem.release(f) // the span's own reference
 	if err == nil && have < n {
 		err = io.EOF
@@ -112,6 +123,12 @@ func (f *File) readSpan(off, end int64) (span, int, error) {
 // the end of the file a Buffer is shorter than its Len. On error no Buffers
 // are returned.
 func (f *File) ReadMany(ranges []Range, opts ReadManyOptions) ([]*Buffer, error) {
+	if p, plain, err := f.plainCheck(); err != nil || plain {
+		if err != nil {
+			return nil, err
+		}
+		return plainReadMany(p, ranges)
+	}
 	if opts.MaxMerge <= 0 {
 		opts.MaxMerge = 128 << 10
 	}
@@ -181,7 +198,7 @@ func (f *File) ReadMany(ranges []Range, opts ReadManyOptions) ([]*Buffer, error)
 				skip := int(r.Off - g.sp.start)
 				have := max(min(g.got-skip, r.Len), 0)
 				g.sp.mem.refs.Add(1)
-				out[i] = &Buffer{f: f, mem: g.sp.mem, data: g.sp.mem.buf[skip : skip+have]}
+				out[i] = f.newBuffer(g.sp.mem, g.sp.mem.buf[skip:skip+have])
 			}
 		}
 		g.sp.mem.release(f)

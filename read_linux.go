@@ -15,6 +15,9 @@ import (
 // Read reads up to len(b) bytes at the cursor and advances it. At end of
 // file it returns 0, io.EOF.
 func (f *File) Read(b []byte) (int, error) {
+	if p, ok := f.plainPath(); ok {
+		return p.Read(b)
+	}
 	if err := f.acquire("read"); err != nil {
 		return 0, err
 	}
@@ -43,6 +46,9 @@ func (f *File) Read(b []byte) (int, error) {
 // ReadAt reads len(b) bytes at off. It returns n < len(b) only with an
 // error, io.EOF at end of file.
 func (f *File) ReadAt(b []byte, off int64) (int, error) {
+	if p, ok := f.plainPath(); ok {
+		return p.ReadAt(b, off)
+	}
 	// The order of checks is os.File's.
 	if off < 0 {
 		return 0, &fs.PathError{Op: "readat", Path: f.name, Err: errors.New("negative offset")}

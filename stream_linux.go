@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sync"
 	"syscall"
 
 	"github.com/diskio-go/diskio/sched"
@@ -20,6 +21,7 @@ import (
 // reader is consuming (so that consuming it does not leave the device one
 // read short). A StreamReader is for one goroutine.
 type StreamReader struct {
+	mu      sync.Mutex // held by Read and Close, and by the File's Close ending the stream
 	f       *File
 	bufSize int
 	slots   []streamSlot
@@ -45,6 +47,12 @@ type streamSlot struct {
 // NewStreamReader starts reading f at off with opts.ReadAhead reads in
 // flight. It reads up to the file's size at the time of the call.
 func (f *File) NewStreamReader(off int64, opts StreamOptions) (*StreamReader, error) {
+	if p, plain, err := f.plainCheck(); err != nil || plain {
+		if err != nil {
+			return nil, err
+		}
+		return nil, &fs.PathError{Op: "stream", Path: p.Name(), Err: errNotRegular}
+	}
 	if off < 0 {
 		return nil, &fs.PathError{Op: "stream", Path: f.name, Err: errors.New("negative offset")}
 	}
@@ -65,6 +73,10 @@ func (f *File) NewStreamReader(off int64, opts StreamOptions) (*StreamReader, er
 		return nil, err
 	}
 	r := &StreamReader{f: f, bufSize: opts.BufferSize, next: off, end: st.Size(), batchN: streamBatch(opts), batch: f.s.Batch()}
+	// Locked until its reads are issued: a Close of the File meanwhile
+	// ends the stream only once it is whole.
+	r.mu.Lock()
+	f.streams.add(r)
 	if f.direct && off%f.block != 0 {
 		// Start the reads aligned; skip the head in the first buffer.
 		r.next = f.alignDown(off)
@@ -74,6 +86,7 @@ func (f *File) NewStreamReader(off int64, opts StreamOptions) (*StreamReader, er
 	for i := range r.slots {
 		buf, err := f.s.AllocBuffer(opts.BufferSize)
 		if err != nil {
+			r.mu.Unlock()
 			r.Close()
 			return nil, &fs.PathError{Op: "stream", Path: f.name, Err: err}
 		}
@@ -83,6 +96,7 @@ func (f *File) NewStreamReader(off int64, opts StreamOptions) (*StreamReader, er
 		r.issue(i)
 	}
 	r.batch.Submit()
+	r.mu.Unlock()
 	if skip > 0 {
 		if _, err := io.CopyN(io.Discard, r, int64(skip)); err != nil && err != io.EOF {
 			r.Close()
@@ -126,8 +140,11 @@ func (r *StreamReader) wait(s *streamSlot) (int, error) {
 	return int(min(int64(n), r.end-s.off)), nil
 }
 
-// Read copies the next bytes of the file into p.
+// Read copies the next bytes of the file into p. Once the StreamReader or
+// its File is closed it fails with fs.ErrClosed.
 func (r *StreamReader) Read(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.closed {
 		return 0, &fs.PathError{Op: "read", Path: r.f.name, Err: fs.ErrClosed}
 	}
@@ -197,8 +214,15 @@ func (r *StreamReader) flush() {
 }
 
 // Close waits for the reads in flight and frees the buffers. The File
-// stays open.
+// stays open. Closing the File closes its StreamReaders too.
 func (r *StreamReader) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.f.streams.remove(r)
+	return r.closeLocked()
+}
+
+func (r *StreamReader) closeLocked() error {
 	if r.closed {
 		return nil
 	}

@@ -35,6 +35,12 @@ type writeSlot struct {
 // NewStreamWriter starts writing at off; opts.BufferSize and
 // opts.ReadAhead (here: buffers written behind) default to 512 KiB and 8.
 func (f *File) NewStreamWriter(off int64, opts StreamOptions) (*StreamWriter, error) {
+	if p, plain, err := f.plainCheck(); err != nil || plain {
+		if err != nil {
+			return nil, err
+		}
+		return nil, &fs.PathError{Op: "stream", Path: p.Name(), Err: errNotRegular}
+	}
 	if off < 0 {
 		return nil, &fs.PathError{Op: "stream", Path: f.name, Err: errors.New("negative offset")}
 	}

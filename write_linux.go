@@ -17,6 +17,9 @@ import (
 
 // Write writes b at the cursor (at the end with O_APPEND) and advances it.
 func (f *File) Write(b []byte) (int, error) {
+	if p, ok := f.plainPath(); ok {
+		return p.Write(b)
+	}
 	if err := f.acquire("write"); err != nil {
 		return 0, err
 	}
@@ -62,6 +65,9 @@ func (f *File) WriteString(s string) (int, error) {
 // WriteAt writes b at off. Like os.File it refuses files opened with
 // O_APPEND.
 func (f *File) WriteAt(b []byte, off int64) (int, error) {
+	if p, ok := f.plainPath(); ok {
+		return p.WriteAt(b, off)
+	}
 	// The order of checks is os.File's.
 	if f.append {
 		return 0, errWriteAtInAppendMode
