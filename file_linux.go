@@ -241,6 +241,16 @@ func (f *File) pathErr(op string, err error) error {
 	return &fs.PathError{Op: op, Path: f.name, Err: err}
 }
 
+// pathErrAt is pathErr for a read or write of n bytes at off: a failure
+// of the kernel's becomes an *IOError naming them.
+func (f *File) pathErrAt(op string, off int64, n int, err error) error {
+	var ioe *sched.IOError
+	if errors.As(err, &ioe) {
+		return &IOError{PathError: fs.PathError{Op: op, Path: f.name, Err: ioe.Err}, Off: off, Len: n, Request: ioe}
+	}
+	return f.pathErr(op, err)
+}
+
 // Close ends the file's StreamReaders (their reads then fail with
 // os.ErrClosed), waits for the calls in progress, trims padding so the
 // size on disk is exact, and closes the file. Calls after Close fail with

@@ -31,6 +31,7 @@ func (f *File) Read(b []byte) (int, error) {
 	off := f.pos
 	f.mu.Unlock()
 	n, err := f.readAt(b, off)
+	err = f.pathErrAt("read", off, len(b), err)
 	f.mu.Lock()
 	f.pos += int64(n)
 	f.mu.Unlock()
@@ -40,7 +41,7 @@ func (f *File) Read(b []byte) (int, error) {
 	if err == io.EOF && n > 0 {
 		err = nil
 	}
-	return n, f.pathErr("read", err)
+	return n, err
 }
 
 // ReadAt reads len(b) bytes at off. It returns n < len(b) only with an
@@ -64,7 +65,7 @@ func (f *File) ReadAt(b []byte, off int64) (int, error) {
 	if err == nil && n < len(b) {
 		err = io.EOF
 	}
-	return n, f.pathErr("read", err)
+	return n, f.pathErrAt("read", off, len(b), err)
 }
 
 // readAt reads what lies in [off, off+len(b)) below the logical size; it

@@ -254,7 +254,7 @@ func (f *File) WriteAtDSync(b []byte, off int64) (int, error) {
 		return 0, err
 	}
 	n, err := f.writeAt(b, off, unix.RWF_DSYNC)
-	return n, f.pathErr("write", err)
+	return n, f.pathErrAt("write", off, len(b), err)
 }
 
 // Preallocate reserves disk space for [off, off+n) with fallocate, growing

@@ -54,7 +54,7 @@ func (f *File) Write(b []byte) (int, error) {
 	if err == nil && n != len(b) {
 		err = io.ErrShortWrite
 	}
-	return n, f.pathErr("write", err)
+	return n, f.pathErrAt("write", off, len(b), err)
 }
 
 // WriteString is like Write, but writes the contents of s.
@@ -86,7 +86,7 @@ func (f *File) WriteAt(b []byte, off int64) (int, error) {
 		return 0, err // the first failed flush, for ever (sync_linux.go)
 	}
 	n, err := f.writeAt(b, off, 0)
-	return n, f.pathErr("write", err)
+	return n, f.pathErrAt("write", off, len(b), err)
 }
 
 // writeAt writes b at off; rwf are RWF_* flags for every write it issues
