@@ -130,7 +130,8 @@ func copyFiles(dst, src *File) (int64, error) {
 	}
 	defer dst.release()
 	if dst.acc == os.O_RDONLY {
-		return 0, dst.pathErr("write", syscall.EBADF)
+		// os.File's io.Copy between files fails here, in copy_file_range.
+		return 0, dst.pathErr("write", os.NewSyscallError("copy_file_range", syscall.EBADF))
 	}
 	// Both cursors are held for the copy; in address order, so that two
 	// copies in opposite directions cannot deadlock.

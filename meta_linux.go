@@ -13,17 +13,13 @@ import (
 // (without O_DIRECT only when opened write-only; see setup), and these go
 // to it, while the File is open, with os.File's errors.
 
-// viaOS runs fn on the File's *os.File: at once for a plain or nil File
-// (nil gives os.File's os.ErrInvalid), or counted in like any call, so
-// that after Close it fails with os.ErrClosed under op.
+// viaOS runs fn on the File's *os.File (nil for a nil File, whose methods
+// return os.ErrInvalid). Close closes that *os.File, so after Close fn
+// fails exactly as os.File's method would on a closed file.
 func (f *File) viaOS(op string, fn func(*os.File) error) error {
-	if p, ok := f.plainPath(); ok {
-		return fn(p)
+	if f == nil {
+		return fn(nil)
 	}
-	if err := f.acquire(op); err != nil {
-		return err
-	}
-	defer f.release()
 	return fn(f.osf)
 }
 
@@ -48,12 +44,10 @@ func (f *File) Chdir() error {
 // aligned offsets, lengths and memory; bypassing the File bypasses its
 // size tracking too.
 func (f *File) SyscallConn() (syscall.RawConn, error) {
-	var rc syscall.RawConn
-	err := f.viaOS("SyscallConn", func(p *os.File) (err error) {
-		rc, err = p.SyscallConn()
-		return err
-	})
-	return rc, err
+	if f == nil {
+		return (*os.File)(nil).SyscallConn()
+	}
+	return f.osf.SyscallConn()
 }
 
 // SetDeadline sets the read and write deadlines, like os.File.SetDeadline:

@@ -146,7 +146,7 @@ func (f *File) Stat() (fs.FileInfo, error) {
 		f.publish()
 		return fi, nil
 	}
-	return fileInfo{fi, f.size}, nil
+	return withSize(fi, f.size), nil
 }
 
 type fileInfo struct {

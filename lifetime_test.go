@@ -1,0 +1,122 @@
+//go:build linux
+
+package diskio
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// rssBytes is the process's resident set (/proc/self/statm).
+func rssBytes(t *testing.T) int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	require.NoError(t, err)
+	pages, err := strconv.ParseInt(strings.Fields(string(b))[1], 10, 64)
+	require.NoError(t, err)
+	return pages * int64(os.Getpagesize())
+}
+
+// TestDroppedBuffersReturned: 10,000 Buffers dropped without Release are
+// found by the garbage collector, counted, and their off-heap memory given
+// back: the RSS their reads raised falls back.
+func TestDroppedBuffersReturned(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, os.WriteFile(path, randomBytes(1<<20, 1), 0o644))
+	f, err := Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	require.True(t, f.Direct())
+	const n = 10000
+	runtime.GC()
+	before, rss0 := DroppedBuffers(), rssBytes(t)
+	// Hold them all first, so that none is recycled before the others
+	// are read: the memory really grows by n blocks.
+	bufs := make([]*Buffer, n)
+	for i := range bufs {
+		b, err := f.ReadBuffer(int64(i%256)*4096, 4096)
+		require.NoError(t, err)
+		require.Len(t, b.Bytes(), 4096)
+		bufs[i] = b
+	}
+	rss1 := rssBytes(t)
+	bufs = nil // dropped, never released
+	deadline := time.Now().Add(20 * time.Second)
+	for DroppedBuffers()-before < n && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	rss2 := rssBytes(t)
+	t.Logf("RSS %d MB, holding %d Buffers %d MB, dropped %d MB; DroppedBuffers %d",
+		rss0>>20, n, rss1>>20, rss2>>20, DroppedBuffers()-before)
+	require.Equal(t, int64(n), DroppedBuffers()-before)
+	// 10,000 x 4 KiB = 39 MB held; the pool keeps at most 64 blocks.
+	require.Greater(t, rss1-rss0, int64(30<<20), "the reads did not take the memory the test expects")
+	// (RSS, not rss2 near rss0: the race detector keeps shadow memory of
+	// unmapped regions.)
+	require.Greater(t, rss1-rss2, int64(25<<20), "dropped Buffers' memory was not returned")
+	// Released Buffers are not counted.
+	b, err := f.ReadBuffer(0, 10)
+	require.NoError(t, err)
+	b.Release()
+	b = nil
+	runtime.GC()
+	runtime.GC()
+	require.Equal(t, int64(n), DroppedBuffers()-before)
+}
+
+// TestCloseWithOpenStreamReader: Close of a File whose StreamReader is
+// open, mid-file with reads in flight, or dropped, returns; the stream's
+// reads then fail with os.ErrClosed.
+func TestCloseWithOpenStreamReader(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, os.WriteFile(path, randomBytes(8<<20, 2), 0o644))
+	for _, how := range []string{"unread", "mid-file", "dropped", "at-eof", "reader-closed"} {
+		t.Run(how, func(t *testing.T) {
+			f, err := Open(path)
+			require.NoError(t, err)
+			r, err := f.NewStreamReader(0, StreamOptions{BufferSize: 64 << 10, ReadAhead: 4})
+			require.NoError(t, err)
+			switch how {
+			case "mid-file":
+				_, err := io.CopyN(io.Discard, r, 3<<20+17)
+				require.NoError(t, err)
+			case "dropped":
+				r = nil
+				runtime.GC()
+			case "at-eof":
+				_, err := io.Copy(io.Discard, r)
+				require.NoError(t, err)
+			case "reader-closed":
+				require.NoError(t, r.Close())
+			}
+			closed := make(chan error, 1)
+			go func() { closed <- f.Close() }()
+			select {
+			case err := <-closed:
+				require.NoError(t, err)
+			case <-time.After(10 * time.Second):
+				t.Fatal("File.Close did not return with a StreamReader open")
+			}
+			if r != nil {
+				_, err := r.Read(make([]byte, 10))
+				require.True(t, errors.Is(err, os.ErrClosed), "read after Close: %v", err)
+				require.NoError(t, r.Close())
+			}
+		})
+	}
+	// A stream made of a closed File fails to read, and closes.
+	f, err := Open(path)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	_, err = f.NewStreamReader(0, StreamOptions{})
+	require.ErrorIs(t, err, os.ErrClosed)
+}
