@@ -117,7 +117,6 @@ func hashOf(b []byte) string { return fmt.Sprintf("%x", sha256.Sum256(b))[:16] }
 // stream) would; onlyReader (stream_bench_test.go) hides WriterTo.
 type onlyWriter struct{ io.Writer }
 
-
 // conformanceData is a file of an awkward size: three chunks of the copy
 // and an unaligned tail.
 func conformanceData() []byte { return randomBytes(3<<20+4321, 7) }
