@@ -20,6 +20,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/sched"
 )
 
 // osLike is what a user of *os.File calls; both implement it.
@@ -363,6 +365,28 @@ var scenarios = []struct {
 		tr.add("sync %v", ap.Sync())
 		got, err := os.ReadFile(path)
 		tr.add("content %d %s %v", len(got), hashOf(got), err)
+	}},
+	{"kernel-error", func(t *testing.T, im impl, dir string, tr *transcript) {
+		// EFBIG comes from the kernel (the scheduler's request): os.File's
+		// PathError, reached with errors.As, Err the bare errno. diskio
+		// wraps it in an *IOError naming the caller's offset and length.
+		f, err := im.open(filepath.Join(dir, "f"), os.O_RDWR|os.O_CREATE, 0o644)
+		require.NoError(t, err)
+		defer f.Close()
+		for _, off := range []int64{1 << 62, 1<<62 + 4096} {
+			n, err := f.WriteAt([]byte("x"), off)
+			var pe *fs.PathError
+			require.ErrorAs(t, err, &pe)
+			tr.add("writeat %d: %d %v; errno == EFBIG %v, errors.Is %v", off, n, pe, pe.Err == syscall.EFBIG, errors.Is(err, syscall.EFBIG))
+			if ioe, ok := err.(*IOError); ok {
+				require.Contains(t, err.Error(), fmt.Sprintf(" at offset %d (1 bytes): file too large", off))
+				require.Equal(t, off, ioe.Off)
+				var sioe *sched.IOError // the request as issued, still reachable
+				require.ErrorAs(t, err, &sioe)
+			} else {
+				require.Equal(t, "os", im.name, "diskio's kernel error is not an *IOError: %#v", err)
+			}
+		}
 	}},
 	{"closed", func(t *testing.T, im impl, dir string, tr *transcript) {
 		path := filepath.Join(dir, "f")
