@@ -38,7 +38,9 @@ func (m *sharedMem) release(f *File) {
 	}
 }
 
-// Bytes returns the data. It is valid until Release.
+// Bytes returns the data. It is valid until Release, and only while the
+// Buffer itself is reachable: the memory is not the garbage collector's,
+// and a dropped Buffer's is reused once the collector finds it.
 func (b *Buffer) Bytes() []byte { return b.data }
 
 // Release returns the buffer's memory for reuse. Calling it twice is a
