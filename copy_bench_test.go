@@ -109,7 +109,7 @@ func BenchmarkCopy(b *testing.B) {
 
 // evict drops src from the page cache and removes the last copy (after
 // writing back what it left dirty, so that it does not slow the next).
-func evict(b *testing.B, src, dst string) {
+func evict(b testing.TB, src, dst string) {
 	if f, err := os.OpenFile(dst, os.O_RDWR, 0); err == nil {
 		f.Sync()
 		f.Close()

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // io.ReaderFrom and io.WriterTo, so that io.Copy in or out of a File does
@@ -19,9 +21,9 @@ import (
 // write with no bounce (aligned offset, length and memory) except at an
 // unaligned start or end. BenchmarkCopy measures it against os.File.
 
-const (
-	copyChunk = 1 << 20
-	copyDepth = 4
+var (
+	copyChunk int64 = 1 << 20
+	copyDepth       = 8
 )
 
 // WriteTo writes the file from its cursor to its end into w and advances
@@ -84,7 +86,7 @@ func (f *File) ReadFrom(r io.Reader) (int64, error) {
 	f.mu.Lock()
 	off := f.pos
 	f.mu.Unlock()
-	buf := f.getBounce(copyChunk)
+	buf := f.getBounce(int(copyChunk))
 	defer f.putBounce(buf)
 	var done int64
 	var err error
@@ -149,6 +151,24 @@ func copyFiles(dst, src *File) (int64, error) {
 	dst.mu.Lock()
 	doff := dst.pos
 	dst.mu.Unlock()
+	// On ext4, direct writes that extend a file take the inode lock
+	// exclusively and run one at a time; into allocated (fallocated)
+	// blocks below the size they run together. So the destination is
+	// grown to its final size first, and cut back to what was copied if
+	// the copy stops early. (Measured, 512 MiB copy + Sync, 1 MiB chunks x 4:
+	// 3.9-4.9 s preallocated against 6.4-8.4 s not.)
+	total, err := src.sizeNow()
+	if err != nil {
+		return 0, src.pathErr("read", err)
+	}
+	dsize, err := dst.sizeNow()
+	if err != nil {
+		return 0, dst.pathErr("write", err)
+	}
+	grown := false
+	if want := total - soff; want > 0 && doff+want > dsize {
+		grown = dst.preallocate("write", 0, doff, want) == nil
+	}
 	n, err := src.pipe(soff, func(p []byte, at int64) (int, error) {
 		if err := dst.flush.failed(); err != nil {
 			return 0, err
@@ -159,6 +179,11 @@ func copyFiles(dst, src *File) (int64, error) {
 		}
 		return w, nil
 	}, copyDepth)
+	if grown && n < total-soff {
+		if terr := dst.truncateTo(max(dsize, doff+n)); terr != nil && err == nil {
+			err = terr
+		}
+	}
 	src.mu.Lock()
 	src.pos = soff + n
 	src.mu.Unlock()
@@ -211,7 +236,7 @@ func (f *File) pipe(off int64, write func(p []byte, at int64) (int, error), dept
 		return results[i].err == nil && n == len(p)
 	}
 	if depth <= 1 {
-		buf := f.getBounce(copyChunk)
+		buf := f.getBounce(int(copyChunk))
 		defer f.putBounce(buf)
 		for i := range chunks {
 			if !do(i, buf) {
@@ -227,7 +252,7 @@ func (f *File) pipe(off int64, write func(p []byte, at int64) (int, error), dept
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				buf := f.getBounce(copyChunk)
+				buf := f.getBounce(int(copyChunk))
 				defer f.putBounce(buf)
 				for {
 					mu.Lock()
@@ -262,4 +287,19 @@ func (f *File) pipe(off int64, write func(p []byte, at int64) (int, error), dept
 		}
 	}
 	return n, nil
+}
+
+// truncateTo is Truncate without the access and closed checks (the
+// caller holds a reference): it cuts back a preallocation.
+func (f *File) truncateTo(size int64) error {
+	f.locks.lock(0, maxOffset)
+	defer f.locks.unlock(0, maxOffset)
+	if err := ignoringEINTR(func() error { return unix.Ftruncate(f.fd, size) }); err != nil {
+		return f.pathErr("truncate", err)
+	}
+	f.mu.Lock()
+	f.size, f.disk = size, size
+	f.changed()
+	f.mu.Unlock()
+	return nil
 }
