@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -119,4 +120,78 @@ func TestCloseWithOpenStreamReader(t *testing.T) {
 	require.NoError(t, f.Close())
 	_, err = f.NewStreamReader(0, StreamOptions{})
 	require.ErrorIs(t, err, os.ErrClosed)
+}
+
+// TestPlainExtras: the methods os.File lacks, on files handed to the
+// plain path, and on a nil File.
+func TestPlainExtras(t *testing.T) {
+	z, err := Open("/dev/zero")
+	require.NoError(t, err)
+	defer z.Close()
+	require.False(t, z.Direct())
+	require.Equal(t, 1, z.Alignment())
+	b, err := z.ReadBuffer(1<<30, 100)
+	require.NoError(t, err)
+	require.Equal(t, make([]byte, 100), b.Bytes())
+	b.Release()
+	bufs, err := z.ReadMany([]Range{{0, 10}, {5, 3}}, ReadManyOptions{})
+	require.NoError(t, err)
+	require.Len(t, bufs[1].Bytes(), 3)
+	_, err = z.NewStreamReader(0, StreamOptions{})
+	require.ErrorContains(t, err, "not a regular file")
+
+	d, err := Open(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, d.Datasync())
+	_, err = d.ReadBuffer(0, 10)
+	require.ErrorIs(t, err, syscall.EISDIR)
+	osf, err := d.OSFile()
+	require.NoError(t, err)
+	require.NoError(t, osf.Close())
+	require.NoError(t, d.Close())
+	require.Equal(t, ^uintptr(0), d.Fd())
+
+	var nf *File
+	for _, err := range []error{
+		nf.Datasync(), nf.Preallocate(0, 1), nf.PreallocateKeepSize(0, 1),
+		func() error { _, err := nf.ReadBuffer(0, 1); return err }(),
+		func() error { _, err := nf.ReadMany(nil, ReadManyOptions{}); return err }(),
+		func() error { _, err := nf.NewStreamReader(0, StreamOptions{}); return err }(),
+		func() error { _, err := nf.NewStreamWriter(0, StreamOptions{}); return err }(),
+		func() error { _, err := nf.WriteAtDSync(nil, 0); return err }(),
+		func() error { _, err := nf.OSFile(); return err }(),
+	} {
+		require.ErrorIs(t, err, os.ErrInvalid)
+	}
+	require.False(t, nf.Direct())
+	require.Equal(t, 1, nf.Alignment())
+}
+
+// TestOSFileIsIndependent: the *os.File from OSFile does unaligned I/O,
+// and neither its Close nor its finalizer touches the File's descriptor.
+func TestOSFileIsIndependent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	f, err := Create(path)
+	require.NoError(t, err)
+	defer f.Close()
+	require.True(t, f.Direct())
+	_, err = f.WriteString("hello, world")
+	require.NoError(t, err)
+	require.NoError(t, f.Sync())
+	for range 3 {
+		osf, err := f.OSFile()
+		require.NoError(t, err)
+		require.NotEqual(t, f.Fd(), osf.Fd())
+		got := make([]byte, 5)
+		_, err = osf.ReadAt(got, 7) // unaligned: EINVAL on an O_DIRECT descriptor
+		require.NoError(t, err)
+		require.Equal(t, "world", string(got))
+		osf = nil // dropped: its finalizer closes its own descriptor only
+		runtime.GC()
+		runtime.GC()
+	}
+	got := make([]byte, 5)
+	_, err = f.ReadAt(got, 0)
+	require.NoError(t, err)
+	require.Equal(t, "hello", string(got))
 }
