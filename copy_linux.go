@@ -49,13 +49,18 @@ func (f *File) WriteTo(w io.Writer) (int64, error) {
 	f.mu.Lock()
 	off := f.pos
 	f.mu.Unlock()
-	n, err := f.pipe(off, func(b []byte, at int64) (int, error) {
-		m, err := w.Write(b)
-		if err == nil && m != len(b) {
-			err = io.ErrShortWrite
-		}
-		return m, err
-	}, 1)
+	// Into anything else: a stream with reads in flight while w writes
+	// (512 MiB, cold, into an *os.File: 1.74 s and 1.25 s against
+	// os.File's copy_file_range 1.65 s and 1.51 s, alternating).
+	if f.acc == os.O_WRONLY {
+		return 0, f.pathErr("read", syscall.EBADF)
+	}
+	var n int64
+	r, err := f.NewStreamReader(off, StreamOptions{BufferSize: 1 << 20, ReadAhead: 4})
+	if err == nil {
+		n, err = io.CopyBuffer(plainWriter{w}, plainReader{r}, make([]byte, 1<<20))
+		r.Close()
+	}
 	f.mu.Lock()
 	f.pos = off + n
 	f.mu.Unlock()
@@ -184,7 +189,7 @@ func copyFiles(dst, src *File) (int64, error) {
 			return w, dst.pathErrAt("write", doff+(at-soff), len(p), err)
 		}
 		return w, nil
-	}, copyDepth)
+	})
 	if grown && n < total-soff {
 		if terr := dst.truncateTo(max(dsize, doff+n)); terr != nil && err == nil {
 			err = terr
@@ -200,10 +205,10 @@ func copyFiles(dst, src *File) (int64, error) {
 }
 
 // pipe reads f from off to its end in chunks and hands each to write,
-// with its offset; depth > 1 runs that many chunks at once (write must
-// then be safe for concurrent use). It returns the bytes written from off
+// with its offset, copyDepth chunks at once (write must be safe for
+// concurrent use). It returns the bytes written from off
 // on: with an error, the length of the prefix that is known written.
-func (f *File) pipe(off int64, write func(p []byte, at int64) (int, error), depth int) (int64, error) {
+func (f *File) pipe(off int64, write func(p []byte, at int64) (int, error)) (int64, error) {
 	size, err := f.sizeNow()
 	if err != nil {
 		return 0, f.pathErr("read", err)
@@ -241,57 +246,44 @@ func (f *File) pipe(off int64, write func(p []byte, at int64) (int, error), dept
 		}
 		return results[i].err == nil && n == len(p)
 	}
-	if depth <= 1 {
-		buf, err := f.copyBuffer()
-		if err != nil {
-			return 0, err
-		}
-		defer f.s.FreeBuffer(buf)
-		for i := range chunks {
-			if !do(i, buf) {
-				break
+	var next int64
+	var mu sync.Mutex
+	stop := false
+	var ferr error // a buffer could not be had
+	var wg sync.WaitGroup
+	for range min(int64(copyDepth), chunks) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf, err := f.copyBuffer()
+			if err != nil {
+				// Fewer in flight; the others do every chunk.
+				mu.Lock()
+				ferr = err
+				mu.Unlock()
+				return
 			}
-		}
-	} else {
-		var next int64
-		var mu sync.Mutex
-		stop := false
-		var ferr error // a buffer could not be had
-		var wg sync.WaitGroup
-		for range min(int64(depth), chunks) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				buf, err := f.copyBuffer()
-				if err != nil {
-					// Fewer in flight; the others do every chunk.
-					mu.Lock()
-					ferr = err
+			defer f.s.FreeBuffer(buf)
+			for {
+				mu.Lock()
+				i := next
+				next++
+				if stop || i >= chunks {
 					mu.Unlock()
 					return
 				}
-				defer f.s.FreeBuffer(buf)
-				for {
+				mu.Unlock()
+				if !do(i, buf) {
 					mu.Lock()
-					i := next
-					next++
-					if stop || i >= chunks {
-						mu.Unlock()
-						return
-					}
+					stop = true
 					mu.Unlock()
-					if !do(i, buf) {
-						mu.Lock()
-						stop = true
-						mu.Unlock()
-					}
 				}
-			}()
-		}
-		wg.Wait()
-		if ferr != nil && next == 0 {
-			return 0, ferr
-		}
+			}
+		}()
+	}
+	wg.Wait()
+	if ferr != nil && next == 0 {
+		return 0, ferr
 	}
 	// The prefix written in full, and the first error in file order.
 	var n int64
@@ -333,3 +325,10 @@ func (f *File) copyBuffer() ([]byte, error) {
 	}
 	return b, nil
 }
+
+// plainReader and plainWriter hide WriteTo and ReadFrom from
+// io.CopyBuffer.
+type (
+	plainReader struct{ io.Reader }
+	plainWriter struct{ io.Writer }
+)
