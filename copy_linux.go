@@ -44,8 +44,8 @@ func (f *File) WriteTo(w io.Writer) (int64, error) {
 		return 0, err
 	}
 	defer f.release()
-	f.posMu.Lock()
-	defer f.posMu.Unlock()
+	// The cursor is not held while w runs (w may be this File, or write
+	// to it): like os.File's, it moves when the copy is done.
 	f.mu.Lock()
 	off := f.pos
 	f.mu.Unlock()
@@ -90,8 +90,7 @@ func (f *File) ReadFrom(r io.Reader) (int64, error) {
 	if err := f.flush.failed(); err != nil {
 		return 0, err // the first failed flush, for ever (sync_linux.go)
 	}
-	f.posMu.Lock()
-	defer f.posMu.Unlock()
+	// The cursor is not held while r runs (r may read this File).
 	f.mu.Lock()
 	off := f.pos
 	f.mu.Unlock()

@@ -195,3 +195,32 @@ func TestOSFileIsIndependent(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "hello", string(got))
 }
+
+// TestCopyOntoItself: io.Copy of a File into itself, directly or through
+// wrappers that use its cursor, returns as os.File's does.
+func TestCopyOntoItself(t *testing.T) {
+	for _, im := range impls {
+		t.Run(im.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "f")
+			require.NoError(t, os.WriteFile(path, randomBytes(10000, 3), 0o644))
+			f, err := im.open(path, os.O_RDWR, 0)
+			require.NoError(t, err)
+			defer f.Close()
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				f.Seek(5000, io.SeekStart)
+				io.Copy(f, f)
+				f.Seek(0, io.SeekStart)
+				io.Copy(struct{ io.Writer }{f}, f)
+				f.Seek(0, io.SeekStart)
+				io.Copy(f, struct{ io.Reader }{f})
+			}()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("io.Copy of a file into itself did not return")
+			}
+		})
+	}
+}
