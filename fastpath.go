@@ -8,6 +8,9 @@ type StreamOptions struct {
 	ReadAhead  int // reads kept in flight while the reader consumes one more buffer
 }
 
+// NoMerge as ReadManyOptions.MaxMerge turns merging off.
+const NoMerge = -1
+
 // Range is one piece of a file for ReadMany.
 type Range struct {
 	Off int64
@@ -16,7 +19,9 @@ type Range struct {
 
 // ReadManyOptions tune ReadMany's merging.
 type ReadManyOptions struct {
-	// MaxMerge caps the size of one merged read (default 128 KiB).
+	// MaxMerge caps the size of one merged read (default 128 KiB);
+	// NoMerge (any negative value) reads every range on its own, even
+	// ranges that overlap.
 	MaxMerge int
 	// MaxGap merges ranges up to this many bytes apart (default 0:
 	// only overlapping or adjacent ranges, after block alignment).
