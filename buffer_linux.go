@@ -87,6 +87,9 @@ type memPool struct {
 	mu    sync.Mutex
 	free  [32][]*sharedMem
 	bytes int // in the free lists
+	// allocs counts memory taken from the scheduler (AllocBuffer: an
+	// mmap when the registered arena is full): none in steady state.
+	allocs atomic.Uint64
 }
 
 const maxPoolBytes = 64 << 20
@@ -138,6 +141,7 @@ func (p *memPool) get(n int) *sharedMem {
 }
 
 func (p *memPool) alloc(n int) *sharedMem {
+	p.allocs.Add(1)
 	buf, err := p.s.AllocBuffer(4096 << memClass(n))
 	if err != nil {
 		// Out of memory for buffers: nothing sensible is left to do.
@@ -292,6 +296,9 @@ func (sc *manyScratch) plan(f *File, ranges []Range, opts ReadManyOptions) {
 		s, e := r.Off, r.Off+int64(r.Len)
 		if f.direct {
 			s, e = f.alignDown(s), f.alignUp(e)
+			if r.Len == 0 {
+				e = s // nothing to read
+			}
 		}
 		if n := len(sc.groups); n > 0 && maxMerge > 0 {
 			g := &sc.groups[n-1]
