@@ -70,7 +70,8 @@ type Options struct {
 	// timeline (see Tracer). Without one the scheduler reads no clocks.
 	Tracer Tracer
 	// FixedBuffers is the size of the memory registered with io_uring as
-	// a fixed buffer (default 4 MiB; negative: none). AllocBuffer hands
+	// a fixed buffer (default 16 MiB, or 4 MiB where RLIMIT_MEMLOCK
+	// refuses that; negative: none). AllocBuffer hands
 	// it out in power-of-two blocks of at least 4 KiB, or, when no such
 	// block is left, n bytes (page-rounded) from the arena's unused end,
 	// so an arena sized for one buffer holds it; reads and writes into
@@ -159,9 +160,6 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.Spin == 0 {
 		opts.Spin = 20 * time.Microsecond
 	}
-	if opts.FixedBuffers == 0 {
-		opts.FixedBuffers = 4 << 20
-	}
 	if opts.FixedFiles == 0 {
 		opts.FixedFiles = 256
 	}
@@ -246,6 +244,14 @@ func defaultEntries(b Backend) int {
 	return 1024
 }
 
+// defaultArena is the registered arena's size when Options.FixedBuffers
+// is zero: 16 MiB holds ReadMany's 2,500 4 KiB reads in flight (50
+// goroutines x 50 ranges; with 4 MiB 1,476 of them got unregistered
+// memory), or 32 buffers of 512 KiB. Registering pins it, which costs
+// 16 MiB of memory and ~15 ms in New; where RLIMIT_MEMLOCK refuses that
+// (8 MiB is a common default for non-root users), 4 MiB is tried.
+var defaultArena = [...]int{16 << 20, 4 << 20}
+
 // setupFixed registers the fixed-buffer arena and the file table, on the
 // loop's thread, and records why not when the kernel refuses.
 func (s *Scheduler) setupFixed(q *uringQueue, opts Options) {
@@ -253,16 +259,24 @@ func (s *Scheduler) setupFixed(q *uringQueue, opts Options) {
 	case opts.FixedBuffers < 0:
 		s.fixed.BuffersReason = "disabled by Options.FixedBuffers"
 	default:
-		a, err := newArena(opts.FixedBuffers)
-		if err == nil {
-			if err = q.registerArena(a); err != nil {
-				a.close()
+		sizes := []int{opts.FixedBuffers}
+		if opts.FixedBuffers == 0 {
+			sizes = defaultArena[:]
+		}
+		var err error
+		for _, size := range sizes {
+			var a *arena
+			if a, err = newArena(size); err == nil {
+				if err = q.registerArena(a); err != nil {
+					a.close()
+				} else {
+					s.arena, s.fixed.Buffers = a, true
+					break
+				}
 			}
 		}
-		if err != nil {
+		if !s.fixed.Buffers {
 			s.fixed.BuffersReason = err.Error()
-		} else {
-			s.arena, s.fixed.Buffers = a, true
 		}
 	}
 	switch {
