@@ -40,7 +40,10 @@
 //     system call: for one or two callers that is what os.File does,
 //     without the two thread wake-ups a trip through the loop would cost.
 //     Under concurrency the ring takes over. (Measured with -bench RandRead4K/uring/g=1: ~115µs
-//     per 4 KiB read through the loop against ~30µs inline.)
+//     per 4 KiB read through the loop against ~30µs inline.) Only the
+//     waiting calls (ReadAt, WriteAt, Fsync...) take it; StartReadAt and
+//     Batch never do, since their caller wants to go on. diskio's one-deep StreamReader and a ReadMany
+//     whose ranges merge into one read therefore call ReadAt, not Batch.
 //
 // What was measured and kept (go test -bench RandRead4K ./sched/, 128
 // goroutines; the VM's disk moves ±20% between runs, so alternatives were
