@@ -189,7 +189,11 @@ func (f *File) ReadBuffer(off int64, n int) (*Buffer, error) {
 // the end of the file a Buffer is shorter than its Len. On error no
 // Buffers are returned.
 func (f *File) ReadMany(ranges []Range, opts ReadManyOptions) ([]*Buffer, error) {
-	return f.AppendReadMany(make([]*Buffer, 0, len(ranges)), ranges, opts)
+	bufs, err := f.AppendReadMany(make([]*Buffer, 0, len(ranges)), ranges, opts)
+	if err != nil {
+		return nil, err
+	}
+	return bufs, nil
 }
 
 // AppendReadMany is ReadMany appending the Buffers to dst: with dst

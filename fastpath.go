@@ -5,7 +5,7 @@ package diskio
 // saturates around there; measure with BenchmarkScan).
 type StreamOptions struct {
 	BufferSize int // bytes per read, rounded up to the alignment
-	ReadAhead  int // reads kept in flight while the reader consumes one more buffer
+	ReadAhead  int // reads kept in flight while the reader consumes one more buffer; 1: one read at a time, when asked (the idle fast path)
 }
 
 // NoMerge as ReadManyOptions.MaxMerge turns merging off.
