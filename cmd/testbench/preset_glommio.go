@@ -58,30 +58,40 @@ func presetGlommio(ctx context.Context, s *suite) error {
 	}
 	phases := []glommioPhase{
 		{group: fmt.Sprintf("random 4 KiB reads, %d goroutines (ReadAt)", n), g: n, bs: 4096, random: true,
-			run: func(f *diskio.File, stop *atomic.Bool) (int64, error) { return randomReads(f, n, s.e.size, stop) },
+			run: func(f *diskio.File, h *bench.Histogram, stop *atomic.Bool) (int64, error) {
+				return randomReads(f, n, s.e.size, h, stop)
+			},
 			fio: fio("randread", 4096, n, 0)},
 		{group: fmt.Sprintf("bulk random 4 KiB reads, %d goroutines x %d ranges (ReadMany, NoMerge)", n, m), g: n, bs: 4096, random: true,
-			run: func(f *diskio.File, stop *atomic.Bool) (int64, error) {
-				return bulkReads(f, n, m, s.e.size, diskio.ReadManyOptions{MaxMerge: diskio.NoMerge}, stop)
+			run: func(f *diskio.File, h *bench.Histogram, stop *atomic.Bool) (int64, error) {
+				return bulkReads(f, n, m, s.e.size, diskio.ReadManyOptions{MaxMerge: diskio.NoMerge}, h, stop)
 			},
 			fio: fio("randread", 4096, n*m, m)},
 		{group: fmt.Sprintf("bulk random 4 KiB reads, %d goroutines x %d ranges (ReadMany, merging up to 128 KiB)", n, m), g: n, bs: 4096, random: true,
-			run: func(f *diskio.File, stop *atomic.Bool) (int64, error) {
-				return bulkReads(f, n, m, s.e.size, diskio.ReadManyOptions{MaxMerge: 128 << 10}, stop)
+			run: func(f *diskio.File, h *bench.Histogram, stop *atomic.Bool) (int64, error) {
+				return bulkReads(f, n, m, s.e.size, diskio.ReadManyOptions{MaxMerge: 128 << 10}, h, stop)
 			},
 			fio: fio("randread", 4096, n*m, m)},
 		{group: "scan, 4 KiB reads one at a time (StreamReader, read-ahead 1, Read)", g: 1, bs: 4096,
-			run:  func(f *diskio.File, stop *atomic.Bool) (int64, error) { return scan(f, 4096, 1, false, stop) },
+			run: func(f *diskio.File, h *bench.Histogram, stop *atomic.Bool) (int64, error) {
+				return scan(f, 4096, 1, false, h, stop)
+			},
 			fio:  fio("read", 4096, 1, 0),
 			note: "1 in flight"},
 		{group: "scan, 4 KiB reads, read-ahead 50 (Read: copying)", g: 1, bs: 4096,
-			run: func(f *diskio.File, stop *atomic.Bool) (int64, error) { return scan(f, 4096, 50, false, stop) },
+			run: func(f *diskio.File, h *bench.Histogram, stop *atomic.Bool) (int64, error) {
+				return scan(f, 4096, 50, false, h, stop)
+			},
 			fio: fio("read", 4096, 50, 16)},
 		{group: "scan, 4 KiB reads, read-ahead 50 (NextBuffer: zero-copy)", g: 1, bs: 4096,
-			run: func(f *diskio.File, stop *atomic.Bool) (int64, error) { return scan(f, 4096, 50, true, stop) },
+			run: func(f *diskio.File, h *bench.Histogram, stop *atomic.Bool) (int64, error) {
+				return scan(f, 4096, 50, true, h, stop)
+			},
 			fio: fio("read", 4096, 50, 16)},
 		{group: "scan, 512 KiB reads, read-ahead 10 (NextBuffer)", g: 1, bs: 512 << 10,
-			run: func(f *diskio.File, stop *atomic.Bool) (int64, error) { return scan(f, 512<<10, 10, true, stop) },
+			run: func(f *diskio.File, h *bench.Histogram, stop *atomic.Bool) (int64, error) {
+				return scan(f, 512<<10, 10, true, h, stop)
+			},
 			fio: fio("read", 512<<10, 10, 0)},
 	}
 	s.e.prog.total += 4 * len(phases)
@@ -114,7 +124,7 @@ type glommioPhase struct {
 	group  string
 	g, bs  int
 	random bool
-	run    func(f *diskio.File, stop *atomic.Bool) (ops int64, err error)
+	run    func(f *diskio.File, h *bench.Histogram, stop *atomic.Bool) (ops int64, err error)
 	fio    []string // workload arguments
 	note   string
 }
@@ -131,7 +141,8 @@ func (s *suite) glommioDiskio(p glommioPhase, group string, dur time.Duration) R
 	if err := dropCache(s.e.path); err != nil {
 		return fail(err)
 	}
-	sch, err := sched.New(sched.Options{Backend: sched.URing})
+	counter := &syscallCounter{next: s.e.tracer}
+	sch, err := sched.New(sched.Options{Backend: sched.URing, Tracer: counter})
 	if err != nil {
 		return fail(err)
 	}
@@ -145,8 +156,9 @@ func (s *suite) glommioDiskio(p glommioPhase, group string, dur time.Duration) R
 	timer := time.AfterFunc(dur, func() { stop.Store(true) })
 	defer timer.Stop()
 	done := s.e.prog.start(group+": diskio", dur)
+	h := new(bench.Histogram)
 	m := bench.StartMeter()
-	ops, err := p.run(f, &stop)
+	ops, err := p.run(f, h, &stop)
 	u := m.Stop()
 	done()
 	if err != nil {
@@ -161,6 +173,9 @@ func (s *suite) glommioDiskio(p glommioPhase, group string, dur time.Duration) R
 	r.CPUUsPerOp = float64(u.CPU.Nanoseconds()) / 1e3 / float64(ops)
 	r.ThreadsPeak = u.PeakThreads
 	r.AllocsPerOp = float64(u.Allocs) / float64(ops)
+	r.SyscallsPerOp = float64(counter.calls.Load()) / float64(ops)
+	r.Lat = Latency{P50: us(h.Quantile(0.5)), P90: us(h.Quantile(0.9)), P99: us(h.Quantile(0.99)),
+		P999: us(h.Quantile(0.999)), Max: us(h.Max()), Mean: us(h.Mean())}
 	r.Note = joinNote(p.note, fixedNote(sch))
 	return r
 }
@@ -221,7 +236,7 @@ func joinArgs(a []string) string {
 }
 
 // randomReads reads random aligned 4 KiB blocks from g goroutines.
-func randomReads(f *diskio.File, g int, size int64, stop *atomic.Bool) (int64, error) {
+func randomReads(f *diskio.File, g int, size int64, h *bench.Histogram, stop *atomic.Bool) (int64, error) {
 	return parallel(g, func(i int) (int64, error) {
 		buf, err := mem.Map(4096) // aligned: diskio would bounce unaligned memory
 		if err != nil {
@@ -231,9 +246,11 @@ func randomReads(f *diskio.File, g int, size int64, stop *atomic.Bool) (int64, e
 		rng := bench.NewRand(uint64(i) + 1)
 		var ops int64
 		for !stop.Load() {
+			t0 := time.Now()
 			if _, err := f.ReadAt(buf, rng.Offset(size, 4096)); err != nil {
 				return ops, err
 			}
+			h.Record(time.Since(t0))
 			ops++
 		}
 		return ops, nil
@@ -241,8 +258,8 @@ func randomReads(f *diskio.File, g int, size int64, stop *atomic.Bool) (int64, e
 }
 
 // bulkReads has g goroutines each read m random 4 KiB blocks at once with
-// ReadMany, over and over.
-func bulkReads(f *diskio.File, g, m int, size int64, opts diskio.ReadManyOptions, stop *atomic.Bool) (int64, error) {
+// ReadMany, over and over. Latency is per ReadMany call.
+func bulkReads(f *diskio.File, g, m int, size int64, opts diskio.ReadManyOptions, h *bench.Histogram, stop *atomic.Bool) (int64, error) {
 	return parallel(g, func(i int) (int64, error) {
 		rng := bench.NewRand(uint64(i) + 1000)
 		ranges := make([]diskio.Range, m)
@@ -253,9 +270,11 @@ func bulkReads(f *diskio.File, g, m int, size int64, opts diskio.ReadManyOptions
 				ranges[k] = diskio.Range{Off: rng.Offset(size, 4096), Len: 4096}
 			}
 			var err error
+			t0 := time.Now()
 			if bufs, err = f.AppendReadMany(bufs[:0], ranges, opts); err != nil {
 				return ops, err
 			}
+			h.Record(time.Since(t0))
 			for _, b := range bufs {
 				if len(b.Bytes()) != 4096 {
 					return ops, io.ErrUnexpectedEOF
@@ -270,7 +289,7 @@ func bulkReads(f *diskio.File, g, m int, size int64, opts diskio.ReadManyOptions
 
 // scan reads the file front to back with a StreamReader, copying (Read)
 // or not (NextBuffer), until the end or stop; ops are bs-sized reads.
-func scan(f *diskio.File, bs, depth int, zeroCopy bool, stop *atomic.Bool) (int64, error) {
+func scan(f *diskio.File, bs, depth int, zeroCopy bool, h *bench.Histogram, stop *atomic.Bool) (int64, error) {
 	r, err := f.NewStreamReader(0, diskio.StreamOptions{BufferSize: bs, ReadAhead: depth})
 	if err != nil {
 		return 0, err
@@ -279,6 +298,7 @@ func scan(f *diskio.File, bs, depth int, zeroCopy bool, stop *atomic.Bool) (int6
 	var n int64
 	p := make([]byte, bs)
 	for !stop.Load() {
+		t0 := time.Now()
 		if zeroCopy {
 			b, err := r.NextBuffer()
 			if err == io.EOF {
@@ -289,10 +309,12 @@ func scan(f *diskio.File, bs, depth int, zeroCopy bool, stop *atomic.Bool) (int6
 			}
 			n += int64(len(b.Bytes()))
 			b.Release()
+			h.Record(time.Since(t0))
 			continue
 		}
 		m, err := io.ReadFull(r, p)
 		n += int64(m)
+		h.Record(time.Since(t0))
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			break
 		}
