@@ -33,8 +33,11 @@ func ExampleFile_ReadMany() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, b := range bufs {
-		fmt.Printf("%s ", b.Bytes())
+	for i, b := range bufs {
+		if i > 0 {
+			fmt.Print(" ")
+		}
+		fmt.Printf("%s", b.Bytes())
 		b.Release()
 	}
 	fmt.Println()
