@@ -22,14 +22,18 @@ var droppedBuffers atomic.Int64
 // only after a collection, so until then it is held for nothing.
 func DroppedBuffers() int64 { return droppedBuffers.Load() }
 
-// newBuffer makes the Buffer for data, a window of m, on whose memory the
-// caller has taken a reference for it.
-func (f *File) newBuffer(m *sharedMem, data []byte) *Buffer {
-	b := &Buffer{f: f, mem: m, data: data}
-	// The cleanup holds m and f, never b (which would keep b alive).
-	b.cleanup = runtime.AddCleanup(b, func(m *sharedMem) {
-		droppedBuffers.Add(1)
-		m.release(f)
-	}, m)
+// newPooledBuffer makes a Buffer object for the pool, with the cleanup
+// attached once for the object's life: it holds the Buffer's hold, never
+// the Buffer (which would keep it alive), and finds the hold empty unless
+// the Buffer was dropped holding memory. A Buffer the pool itself drops
+// was released, so it counts nothing; the cost per ReadBuffer is none.
+func newPooledBuffer() *Buffer {
+	b := &Buffer{hold: new(bufferHold)}
+	runtime.AddCleanup(b, func(h *bufferHold) {
+		if m := h.mem.Swap(nil); m != nil {
+			droppedBuffers.Add(1)
+			m.release()
+		}
+	}, b.hold)
 	return b
 }

@@ -12,9 +12,13 @@ type StreamOptions struct {
 	// reader consumes one more buffer; for a StreamWriter, the full
 	// buffers being written while the caller fills the next one (the
 	// write-behind). Memory is BufferSize x (ReadAhead+1) for a reader,
-	// BufferSize x ReadAhead for a writer.
+	// BufferSize x ReadAhead for a writer. A reader with ReadAhead 1 reads
+	// one buffer at a time, when asked, on the scheduler's idle fast path.
 	ReadAhead int
 }
+
+// NoMerge as ReadManyOptions.MaxMerge turns merging off.
+const NoMerge = -1
 
 // Range is one piece of a file for ReadMany.
 type Range struct {
@@ -24,7 +28,9 @@ type Range struct {
 
 // ReadManyOptions tune ReadMany's merging.
 type ReadManyOptions struct {
-	// MaxMerge caps the size of one merged read (default 128 KiB).
+	// MaxMerge caps the size of one merged read (default 128 KiB);
+	// NoMerge (any negative value) reads every range on its own, even
+	// ranges that overlap.
 	MaxMerge int
 	// MaxGap merges ranges up to this many bytes apart (default 0:
 	// only overlapping or adjacent ranges, after block alignment).

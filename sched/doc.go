@@ -40,7 +40,10 @@
 //     system call: for one or two callers that is what os.File does,
 //     without the two thread wake-ups a trip through the loop would cost.
 //     Under concurrency the ring takes over. (Measured with -bench RandRead4K/uring/g=1: ~115µs
-//     per 4 KiB read through the loop against ~30µs inline.)
+//     per 4 KiB read through the loop against ~30µs inline.) Only the
+//     waiting calls (ReadAt, WriteAt, Fsync...) take it; StartReadAt and
+//     Batch never do, since their caller wants to go on. diskio's one-deep StreamReader and a ReadMany
+//     whose ranges merge into one read therefore call ReadAt, not Batch.
 //
 // What was measured and kept (go test -bench RandRead4K ./sched/, 128
 // goroutines; the VM's disk moves ±20% between runs, so alternatives were
@@ -98,10 +101,12 @@
 // StartWriteAt return a Call to Wait on later, so one goroutine can keep
 // many requests in flight without a goroutine per request (diskio's
 // StreamReader keeps its read-ahead this way); requests started together
-// are submitted together.
+// in a Batch are submitted together, and Batch.WaitAll waits for all of
+// them with one wake-up of the caller (diskio's ReadMany).
 //
-// In-flight work is bounded by Options.Entries; the CQ is twice that, so it
-// never overflows. Requests beyond the bound wait in the loop's pending
+// In-flight work is bounded by Options.Entries (1,024 on io_uring, so that a
+// batch of thousands of reads keeps the device's queue full; 256 on AIO);
+// the CQ is twice that, so it never overflows. Requests beyond the bound wait in the loop's pending
 // list (their callers wait as for any request); they never fail. Short reads and writes are resubmitted from where they stopped,
 // EINTR and EAGAIN are retried, every other error goes to the one caller
 // whose request failed (EINVAL on O_DIRECT files explained with the file's
@@ -114,8 +119,8 @@
 // Close refuses new requests, lets every accepted request complete, then
 // releases the kernel queue and the eventfd, and the loop goroutine ends.
 //
-// Registered (fixed) buffers and files: the scheduler registers a 4 MiB
-// arena with io_uring (Options.FixedBuffers) and an empty file table
+// Registered (fixed) buffers and files: the scheduler registers a 16 MiB
+// arena (4 MiB where RLIMIT_MEMLOCK refuses 16) with io_uring (Options.FixedBuffers) and an empty file table
 // (Options.FixedFiles). Memory from AllocBuffer lies in the arena, and reads
 // and writes into it use READ_FIXED/WRITE_FIXED, chosen by address;
 // RegisterFile puts an fd in the table. When the kernel or RLIMIT_MEMLOCK

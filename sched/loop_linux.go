@@ -248,7 +248,9 @@ func (l *loop) complete(c completion) {
 		return
 	}
 	r.tComplete = l.now
+	g := r.group // read before the wake-up: the caller may recycle r
 	r.wake <- struct{}{}
+	g.done()
 }
 
 // fatal handles a failure of the kernel queue itself (not of a request),
