@@ -61,6 +61,8 @@ type File struct {
 	locks rangeLocks // blocks being written
 
 	flush flushGroup // Sync and Datasync: group commit, sticky failure (sync_linux.go)
+
+	pc pageCache // buffered files: page-cache reads and writes with RWF_NOWAIT (buffered_linux.go)
 }
 
 const refClosed = 1 << 62

@@ -139,6 +139,7 @@ type Scheduler struct {
 	inline   atomic.Int32
 	noInline bool
 	tracer   Tracer
+	faults   FaultInjector // Options.Faults, for the page-cache attempts (nowait_linux.go)
 
 	arena        *arena // registered fixed buffers, nil when not registered
 	fixed        FixedStatus
@@ -198,7 +199,7 @@ func New(opts Options) (*Scheduler, error) {
 }
 
 func start(b Backend, opts Options) (*Scheduler, error) {
-	s := &Scheduler{backend: b, exited: make(chan struct{}), noInline: opts.NoInline || opts.Faults != nil, tracer: opts.Tracer}
+	s := &Scheduler{backend: b, exited: make(chan struct{}), noInline: opts.NoInline || opts.Faults != nil, tracer: opts.Tracer, faults: opts.Faults}
 	if opts.Faults != nil && b == Blocking {
 		return nil, errFaultsBlocking
 	}
