@@ -17,8 +17,8 @@ import (
 	"github.com/diskio-go/diskio/sched"
 )
 
-// BenchmarkPageCache: buffered files (PageCache) against os.File, side by
-// side: 4 KiB random reads of a hot file (its first 256 MiB, read into the
+// BenchmarkPageCache: buffered files (PageCache) against os.File and
+// O_DIRECT files (Direct, DirectRequired), side by side: 4 KiB random reads of a hot file (its first 256 MiB, read into the
 // page cache first) at 1, 8 and 128 goroutines; of a cold one (evicted
 // before the run) at 128; a cold sequential scan in 128 KiB reads; and
 // io.Copy of a hot 4 MiB file to io.Discard. Besides ns/op it reports
@@ -48,13 +48,17 @@ func BenchmarkPageCache(b *testing.B) {
 			}
 			return f, func() { f.Close() }
 		}
-		f, err := OpenFile(path, os.O_RDONLY, 0, WithScheduler(s), WithDirect(PageCache))
+		mode := PageCache
+		if kind == "Direct" {
+			mode = DirectRequired
+		}
+		f, err := OpenFile(path, os.O_RDONLY, 0, WithScheduler(s), WithDirect(mode))
 		if err != nil {
-			b.Fatal(err)
+			b.Skip(err)
 		}
 		return f, func() { f.Close() }
 	}
-	kinds := []string{"PageCache", "os.File"}
+	kinds := []string{"PageCache", "os.File", "Direct"}
 	const hot = 256 << 20
 	for _, g := range []int{1, 8, 128} {
 		for _, k := range kinds {
@@ -109,9 +113,12 @@ func BenchmarkPageCache(b *testing.B) {
 			}
 			var f io.ReadSeekCloser
 			var err error
-			if k == "os.File" {
+			switch k {
+			case "os.File":
 				f, err = os.Open(copyPath)
-			} else {
+			case "Direct":
+				f, err = OpenFile(copyPath, os.O_RDONLY, 0, WithScheduler(s), WithDirect(DirectRequired))
+			default:
 				f, err = OpenFile(copyPath, os.O_RDONLY, 0, WithScheduler(s), WithDirect(PageCache))
 			}
 			if err != nil {
