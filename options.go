@@ -16,8 +16,10 @@ const (
 	// caller's goroutine (preadv2 with RWF_NOWAIT: it never waits for the
 	// disk, so it blocks no thread); only what is not cached goes to the
 	// scheduler. Writes likewise where the filesystem allows RWF_NOWAIT
-	// writes (File.Nowait says). See the package doc for when to choose
-	// it over DirectAuto.
+	// writes (File.Nowait says). Misses want the uring backend: Linux
+	// AIO is synchronous for buffered files, so there they hold up the
+	// scheduler's io_submit. See the package doc for when to choose it
+	// over DirectAuto.
 	PageCache
 	// DirectOff is PageCache's former name.
 	DirectOff = PageCache

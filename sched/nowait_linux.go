@@ -31,8 +31,10 @@ const RWF_NOWAIT = unix.RWF_NOWAIT
 //
 // With Options.Faults, the injector sees each attempt (Flags RWF_NOWAIT),
 // on the caller's goroutine: Errno fails it without a system call, Short
-// shortens it. With a Tracer, it reports an inline request and a
-// SysPreadv2 call.
+// shortens it. With a Tracer, it reports a SysPreadv2 call and, unless
+// the attempt found nothing (EAGAIN) or was refused, an inline request
+// with Nowait set; so a trace counts each read once, as a page-cache hit
+// or as the request that went on through the ring (a partial hit: both).
 func (s *Scheduler) ReadAtNowait(fd int, p []byte, off int64) (int, error) {
 	return s.nowait(OpRead, fd, p, off, 0)
 }
@@ -90,6 +92,11 @@ func (s *Scheduler) nowait(op Op, fd int, p []byte, off int64, rwf uint32) (int,
 		}
 		end := Now()
 		s.tracer.SyscallDone(SyscallEvent{Call: call, Start: start, End: end, Submitted: 1, Reaped: 1})
+		if err == unix.EAGAIN || NowaitRefused(err) {
+			// Not a request of its own: the caller sends it on
+			// through ReadAt or WriteAt, which reports it.
+			return n, err
+		}
 		s.tracer.RequestDone(RequestEvent{Op: op, Fd: int32(fd), Off: off, Len: len(p), Backend: s.backend,
 			Inline: true, Nowait: true, Submits: submits, N: n, Err: err,
 			Enqueue: start, Submit: start, Complete: end, Resume: end})
