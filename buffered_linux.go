@@ -28,6 +28,7 @@ import (
 // pageCache is a buffered File's RWF_NOWAIT state.
 type pageCache struct {
 	noRead  atomic.Bool // reads go straight to the scheduler
+	cold    atomic.Bool // the last read attempt was not a full hit: a miss is likely
 	noWrite atomic.Bool
 	checked sync.Once // the descriptor's O_SYNC/O_DSYNC looked at
 
@@ -65,7 +66,11 @@ func (c *pageCache) refuse(off *atomic.Bool, reason *string, why string) {
 func (f *File) readCached(b []byte, off int64) (int, error) {
 	done := 0
 	for !f.pc.noRead.Load() && done < len(b) {
-		n, err := f.s.ReadAtNowait(f.fd, b[done:], off+int64(done))
+		want := len(b) - done
+		n, err := f.s.ReadAtNowait(f.fd, b[done:], off+int64(done), !f.pc.cold.Load())
+		if hit := err == nil && n == want; hit == f.pc.cold.Load() {
+			f.pc.cold.Store(!hit) // only on a change: 128 readers share the line
+		}
 		if err == nil {
 			if n == 0 {
 				return done, nil // end of file

@@ -366,13 +366,13 @@ func TestPrefetchAndAdvise(t *testing.T) {
 	require.NoError(t, f.Sync())
 	require.NoError(t, f.Advise(0, 0, AdviceDontNeed))
 	b := make([]byte, 4096)
-	_, err := s.ReadAtNowait(int(f.Fd()), b, 512<<10)
+	_, err := s.ReadAtNowait(int(f.Fd()), b, 512<<10, false)
 	require.ErrorIs(t, err, unix.EAGAIN, "evicted")
 
 	require.NoError(t, f.Prefetch(0, 1<<20))
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		n, err := s.ReadAtNowait(int(f.Fd()), b, 512<<10)
+		n, err := s.ReadAtNowait(int(f.Fd()), b, 512<<10, false)
 		if err == nil && n == len(b) {
 			break
 		}
@@ -400,11 +400,11 @@ func TestNowaitAfterClose(t *testing.T) {
 	require.NoError(t, err)
 	defer osf.Close()
 	b := make([]byte, 100)
-	n, err := s.ReadAtNowait(int(osf.Fd()), b, 0)
+	n, err := s.ReadAtNowait(int(osf.Fd()), b, 0, true)
 	require.NoError(t, err)
 	require.Equal(t, 100, n)
 	require.NoError(t, s.Close())
-	_, err = s.ReadAtNowait(int(osf.Fd()), b, 0)
+	_, err = s.ReadAtNowait(int(osf.Fd()), b, 0, true)
 	require.True(t, errors.Is(err, sched.ErrClosed))
 	require.False(t, strings.Contains(err.Error(), "nowait"))
 }

@@ -135,9 +135,10 @@
 // which copies what the page cache holds and never waits for the disk;
 // the caller sends the rest through ReadAt or WriteAt, where io_uring
 // reads buffered files asynchronously (Linux 5.9+) without worker
-// threads. They never touch the loop. Up to 64 KiB they are raw system
-// calls, so the runtime starts no thread for them even when the machine
-// is busy (package diskio's PageCache mode uses them).
+// threads. They never touch the loop. When the caller expects a hit,
+// attempts up to 64 KiB are raw system calls, so the runtime starts no
+// thread for them even when the machine is busy (package diskio's
+// PageCache mode uses them).
 //
 // Backends: io_uring (default), Linux AIO (asynchronous only for O_DIRECT
 // files; NOP and fallocate run inline), and blocking (the os.File

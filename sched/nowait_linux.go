@@ -35,8 +35,14 @@ const RWF_NOWAIT = unix.RWF_NOWAIT
 // the attempt found nothing (EAGAIN) or was refused, an inline request
 // with Nowait set; so a trace counts each read once, as a page-cache hit
 // or as the request that went on through the ring (a partial hit: both).
-func (s *Scheduler) ReadAtNowait(fd int, p []byte, off int64) (int, error) {
-	return s.nowait(OpRead, fd, p, off, 0)
+//
+// expectHit says the caller expects the page cache to hold the range (its
+// last attempt on fd was a hit): then an attempt of up to 64 KiB is made
+// as a raw system call, which the runtime never hands off to another
+// thread. A miss submits the kernel's read-ahead from the calling thread
+// and can sleep there, so when a miss is likely, pass false.
+func (s *Scheduler) ReadAtNowait(fd int, p []byte, off int64, expectHit bool) (int, error) {
+	return s.nowait(OpRead, fd, p, off, 0, expectHit)
 }
 
 // WriteAtNowait makes one pwritev2(fd, p, off, rwf|RWF_NOWAIT) on the
@@ -45,10 +51,10 @@ func (s *Scheduler) ReadAtNowait(fd int, p []byte, off int64) (int, error) {
 // rest with EAGAIN or a short count; see ReadAtNowait for the errors.
 // ext4, for one, refuses buffered RWF_NOWAIT writes with EOPNOTSUPP.
 func (s *Scheduler) WriteAtNowait(fd int, p []byte, off int64, rwf uint32) (int, error) {
-	return s.nowait(OpWrite, fd, p, off, rwf)
+	return s.nowait(OpWrite, fd, p, off, rwf, false)
 }
 
-func (s *Scheduler) nowait(op Op, fd int, p []byte, off int64, rwf uint32) (int, error) {
+func (s *Scheduler) nowait(op Op, fd int, p []byte, off int64, rwf uint32, raw bool) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -75,7 +81,7 @@ func (s *Scheduler) nowait(op Op, fd int, p []byte, off int64, rwf uint32) (int,
 		}
 		submits++
 		if errno == 0 {
-			n, errno = rwv2(op, fd, b, off, flags)
+			n, errno = rwv2(op, fd, b, off, flags, raw && len(b) <= rawNowaitMax)
 		}
 		if errno == unix.EINTR {
 			continue
@@ -107,7 +113,7 @@ func (s *Scheduler) nowait(op Op, fd int, p []byte, off int64, rwf uint32) (int,
 // rwv2 is preadv2 or pwritev2 of one buffer. The iovec lives on the stack:
 // x/sys/unix's Preadv2 allocates one per call, which a page-cache hit
 // (about a microsecond) would feel.
-func rwv2(op Op, fd int, b []byte, off int64, flags uint32) (int, syscall.Errno) {
+func rwv2(op Op, fd int, b []byte, off int64, flags uint32, raw bool) (int, syscall.Errno) {
 	iov := unix.Iovec{Base: unsafe.SliceData(b)}
 	iov.SetLen(len(b))
 	nr := uintptr(unix.SYS_PREADV2)
@@ -117,7 +123,7 @@ func rwv2(op Op, fd int, b []byte, off int64, flags uint32) (int, syscall.Errno)
 	// The offset's high half is 0 on 64-bit systems (the kernel takes
 	// it from the low word), as x/sys/unix's offs2lohi computes.
 	lo, hi := uintptr(off), uintptr(uint64(off)>>(unsafe.Sizeof(uintptr(0))*8-1)>>1)
-	if len(b) <= rawNowaitMax {
+	if raw {
 		r, _, e := unix.RawSyscall6(nr, uintptr(fd), uintptr(unsafe.Pointer(&iov)), 1, lo, hi, uintptr(flags))
 		return int(r), e
 	}
@@ -127,14 +133,16 @@ func rwv2(op Op, fd int, b []byte, off int64, flags uint32) (int, syscall.Errno)
 
 // rawNowaitMax is the largest page-cache attempt made without telling the
 // runtime it is in a system call (RawSyscall6: no entersyscall, so the
-// runtime never hands the P to a new thread during it). RWF_NOWAIT does
-// not wait for the disk or for locks; what is left is the copy (a few µs
-// for 64 KiB) and, rarely, a page fault on the caller's buffer. Under CPU
-// contention a descheduled thread in an ordinary system call makes the
-// runtime start another (measured: 13-33 threads for 8-128 goroutines of
-// page-cache hits on a loaded 2-core VM, with os.File's pread too); raw,
-// the process stays at its threads. Larger copies take long enough that
-// holding the P would delay other goroutines and the GC.
+// runtime never hands the P to a new thread during it), when a hit is
+// expected. A hit does not wait for the disk or for locks; what is left is
+// the copy (a few µs for 64 KiB). Under CPU contention a descheduled
+// thread in an ordinary system call makes the runtime start another
+// (measured: 12-22 threads for 8-128 goroutines of page-cache hits on a
+// loaded 2-core VM, os.File's pread too); raw, the process stays at 5-6.
+// A miss is different: it submits the read-ahead from the calling thread,
+// which can sleep (measured raw on a cold file at 128 goroutines: 0.2-0.4x
+// the IOPS of the ordinary entry), hence expectHit. Larger copies take
+// long enough that holding the P would delay other goroutines and the GC.
 const rawNowaitMax = 64 << 10
 
 // NowaitRefused reports whether err from ReadAtNowait or WriteAtNowait
