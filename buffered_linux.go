@@ -14,8 +14,8 @@ import (
 // The page-cache path of buffered files (PageCache, or DirectAuto where
 // O_DIRECT is refused). A read first copies what the page cache holds on
 // the caller's goroutine with preadv2(RWF_NOWAIT), which never waits for
-// the disk, so a hit costs what os.File's pread costs and no thread is
-// ever parked on it; EAGAIN, or a short result that a second attempt
+// the disk, so a hit costs about what os.File's pread costs and no thread
+// is ever parked on it; EAGAIN, or a short result that a second attempt
 // cannot extend, sends the rest to the scheduler, where io_uring reads it
 // asynchronously (Linux 5.9+ on ext4, xfs, btrfs: no worker thread). The
 // failed attempt has already started the kernel's read-ahead, so
@@ -39,8 +39,8 @@ type pageCache struct {
 // Nowait reports whether reads and writes first try the page cache on the
 // caller's goroutine. A buffered file starts with both on and turns one
 // off, for good, the first time the kernel refuses RWF_NOWAIT for it
-// (ext4 refuses it for writes); a write-only or O_SYNC/O_DSYNC file never
-// tries writes inline. An O_DIRECT file never uses the page cache.
+// (ext4 refuses it for writes); an O_SYNC or O_DSYNC file never tries
+// writes inline (they would wait for the disk). An O_DIRECT file never uses the page cache.
 func (f *File) Nowait() NowaitStatus {
 	if f.direct {
 		const why = "O_DIRECT file: no page cache"
