@@ -28,7 +28,8 @@ import (
 // pageCache is a buffered File's RWF_NOWAIT state.
 type pageCache struct {
 	noRead  atomic.Bool // reads go straight to the scheduler
-	cold    atomic.Bool // the last read attempt was not a full hit: a miss is likely
+	cold    atomic.Bool // the last read attempt found nothing (EAGAIN): a miss is likely
+	skipped atomic.Uint32 // reads sent straight to the scheduler while cold
 	noWrite atomic.Bool
 	checked sync.Once // the descriptor's O_SYNC/O_DSYNC looked at
 
@@ -65,11 +66,15 @@ func (c *pageCache) refuse(off *atomic.Bool, reason *string, why string) {
 // fewer bytes (and no error) at end of file.
 func (f *File) readCached(b []byte, off int64) (int, error) {
 	done := 0
-	for !f.pc.noRead.Load() && done < len(b) {
-		want := len(b) - done
+	// While reads miss, most skip the attempt: it would only add a system
+	// call, and the read-ahead it submits from the caller's thread can
+	// sleep there (more OS threads). One in coldProbe still tries, to see
+	// the file warm up.
+	skip := f.pc.cold.Load() && f.pc.skipped.Add(1)%coldProbe != 0
+	for !skip && !f.pc.noRead.Load() && done < len(b) {
 		n, err := f.s.ReadAtNowait(f.fd, b[done:], off+int64(done), !f.pc.cold.Load())
-		if hit := err == nil && n == want; hit == f.pc.cold.Load() {
-			f.pc.cold.Store(!hit) // only on a change: 128 readers share the line
+		if miss := err == unix.EAGAIN; miss != f.pc.cold.Load() {
+			f.pc.cold.Store(miss) // only on a change: 128 readers share the line
 		}
 		if err == nil {
 			if n == 0 {
@@ -96,6 +101,10 @@ func (f *File) readCached(b []byte, off int64) (int, error) {
 	n, err := f.s.ReadAt(f.fd, b[done:], off+int64(done))
 	return done + n, err
 }
+
+// coldProbe: while a file's reads miss, one read in coldProbe tries the
+// page cache first.
+const coldProbe = 8
 
 // writeCached writes b at off to a buffered file: what the page cache
 // takes at once on the caller's goroutine, the rest through the

@@ -128,7 +128,8 @@ func TestPageCacheHitsStayOffTheRing(t *testing.T) {
 // TestPageCacheMissGoesThroughRing: with the file evicted, a read's
 // RWF_NOWAIT attempt finds nothing and the read goes through the ring
 // (NoInline: the idle fast path would take a lone request), and the bytes
-// are right; read again, it is a hit.
+// are right; while reads miss, most skip the attempt, and a probe finds the
+// page once it is cached, after which re-reads are hits.
 func TestPageCacheMissGoesThroughRing(t *testing.T) {
 	noLeaks(t)
 	c := &reqCounter{}
@@ -139,18 +140,32 @@ func TestPageCacheMissGoesThroughRing(t *testing.T) {
 	require.NoError(t, f.Advise(0, 0, AdviceRandom)) // read only what is asked for
 
 	b := make([]byte, 4096)
-	for i, off := range []int64{3 << 20, 1 << 20, 12345} {
+	for _, off := range []int64{3 << 20, 1 << 20, 12345} {
 		n, err := f.ReadAt(b, off)
 		require.NoError(t, err)
 		require.Equal(t, data[off:off+int64(n)], b[:n])
-		require.Equal(t, int64(i+1), c.queued.Load(), "read %d went through the ring", i)
 	}
-	hits := c.nowaitHit.Load()
-	n, err := f.ReadAt(b, 1<<20)
-	require.NoError(t, err)
-	require.Equal(t, data[1<<20:1<<20+n], b[:n])
-	require.Equal(t, int64(3), c.queued.Load(), "a re-read is a hit")
-	require.Equal(t, hits+1, c.nowaitHit.Load())
+	// Eviction is the kernel's to do: a page it kept is a hit.
+	require.GreaterOrEqual(t, c.queued.Load(), int64(2), "misses went through the ring")
+	require.Equal(t, int64(3), c.queued.Load()+c.nowaitHit.Load())
+	// The file now counts as cold: reads skip the page-cache attempt
+	// but one in coldProbe, so within coldProbe re-reads the page is
+	// found, and from then on every read is a hit off the ring.
+	for range coldProbe {
+		n, err := f.ReadAt(b, 1<<20)
+		require.NoError(t, err)
+		require.Equal(t, data[1<<20:1<<20+n], b[:n])
+	}
+	require.LessOrEqual(t, c.queued.Load(), int64(3+coldProbe-1), "the probe found the page")
+	require.Positive(t, c.nowaitHit.Load())
+	queued, hits := c.queued.Load(), c.nowaitHit.Load()
+	for range 10 {
+		n, err := f.ReadAt(b, 1<<20)
+		require.NoError(t, err)
+		require.Equal(t, data[1<<20:1<<20+n], b[:n])
+	}
+	require.Equal(t, queued, c.queued.Load(), "re-reads of a cached page are hits")
+	require.Equal(t, hits+10, c.nowaitHit.Load())
 	require.True(t, f.Nowait().Reads)
 }
 
@@ -251,6 +266,7 @@ func TestPageCacheShortContinues(t *testing.T) {
 	// Short at the end of the file: the next attempt returns 0 and the
 	// read ends there, without the ring.
 	in.setFn(nil) // only real results
+	f = openWith(t, path, os.O_RDONLY, WithScheduler(s), WithDirect(PageCache)) // not cold after the EAGAIN
 	before := len(in.attempts())
 	n, err = f.ReadAt(b, int64(len(data)-5000))
 	require.Equal(t, 5000, n)
