@@ -27,8 +27,8 @@ import (
 
 // pageCache is a buffered File's RWF_NOWAIT state.
 type pageCache struct {
-	noRead  atomic.Bool // reads go straight to the scheduler
-	cold    atomic.Bool // the last read attempt found nothing (EAGAIN): a miss is likely
+	noRead  atomic.Bool   // reads go straight to the scheduler
+	cold    atomic.Bool   // the last read attempt found nothing (EAGAIN): a miss is likely
 	skipped atomic.Uint32 // reads sent straight to the scheduler while cold
 	noWrite atomic.Bool
 	checked sync.Once // the descriptor's O_SYNC/O_DSYNC looked at

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -265,7 +266,7 @@ func TestPageCacheShortContinues(t *testing.T) {
 
 	// Short at the end of the file: the next attempt returns 0 and the
 	// read ends there, without the ring.
-	in.setFn(nil) // only real results
+	in.setFn(nil)                                                               // only real results
 	f = openWith(t, path, os.O_RDONLY, WithScheduler(s), WithDirect(PageCache)) // not cold after the EAGAIN
 	before := len(in.attempts())
 	n, err = f.ReadAt(b, int64(len(data)-5000))
@@ -371,31 +372,42 @@ func TestPageCacheWrites(t *testing.T) {
 	require.Contains(t, d.Nowait().WritesReason, "O_DSYNC")
 }
 
-// TestPrefetchAndAdvise: Advise(DontNeed) drops the cached pages (the
-// page-cache attempt then finds nothing), and Prefetch brings them back
-// without a read.
+// TestPrefetchAndAdvise: Advise(DontNeed) drops the file's cached pages
+// and Prefetch brings them back without a read, as mincore(2) on a
+// mapping of the file sees them (it looks without reading).
 func TestPrefetchAndAdvise(t *testing.T) {
 	noLeaks(t)
 	s := uringSched(t, sched.Options{})
-	path, _ := pageCacheFile(t, 1<<20)
+	const size = 1 << 20
+	path, _ := pageCacheFile(t, size)
 	f := openWith(t, path, os.O_RDWR, WithScheduler(s), WithDirect(PageCache))
 	require.NoError(t, f.Sync())
-	require.NoError(t, f.Advise(0, 0, AdviceDontNeed))
-	b := make([]byte, 4096)
-	_, err := s.ReadAtNowait(int(f.Fd()), b, 512<<10, false)
-	require.ErrorIs(t, err, unix.EAGAIN, "evicted")
-
-	require.NoError(t, f.Prefetch(0, 1<<20))
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		n, err := s.ReadAtNowait(int(f.Fd()), b, 512<<10, false)
-		if err == nil && n == len(b) {
-			break
+	m, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED)
+	require.NoError(t, err)
+	defer unix.Munmap(m)
+	resident := func() int {
+		vec := make([]byte, size/os.Getpagesize())
+		_, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0])))
+		require.Zero(t, e)
+		n := 0
+		for _, v := range vec {
+			n += int(v & 1)
 		}
-		require.ErrorIs(t, err, unix.EAGAIN)
-		require.True(t, time.Now().Before(deadline), "the prefetched range never reached the page cache")
-		time.Sleep(time.Millisecond)
+		return n
 	}
+	pages := size / os.Getpagesize()
+	waitFor := func(what string, ok func(int) bool) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for n := resident(); !ok(n); n = resident() {
+			require.True(t, time.Now().Before(deadline), "%s: %d of %d pages resident", what, n, pages)
+			time.Sleep(time.Millisecond)
+		}
+	}
+	require.NoError(t, f.Advise(0, 0, AdviceDontNeed))
+	waitFor("after Advise(DontNeed)", func(n int) bool { return n < pages/4 })
+	require.NoError(t, f.Prefetch(0, size))
+	waitFor("after Prefetch", func(n int) bool { return n == pages })
 
 	var pe *os.PathError
 	require.ErrorAs(t, f.Prefetch(-1, 10), &pe)
