@@ -266,8 +266,9 @@ func TestPageCacheShortContinues(t *testing.T) {
 
 	// Short at the end of the file: the next attempt returns 0 and the
 	// read ends there, without the ring.
-	in.setFn(nil)                                                               // only real results
-	f = openWith(t, path, os.O_RDONLY, WithScheduler(s), WithDirect(PageCache)) // not cold after the EAGAIN
+	// Only real results from here, on a File not made cold by the EAGAIN.
+	in.setFn(nil)
+	f = openWith(t, path, os.O_RDONLY, WithScheduler(s), WithDirect(PageCache))
 	before := len(in.attempts())
 	n, err = f.ReadAt(b, int64(len(data)-5000))
 	require.Equal(t, 5000, n)
