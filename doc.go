@@ -33,25 +33,27 @@
 // through the ring (its worker threads).
 //
 // Measured on the development VM (2 vCPU, ext4 on virtio, Linux 6.18,
-// shared with other work: 50% CPU steal during these runs, so IOPS moved
-// 2-3x between runs; CPU per operation is the steadier figure), with
-// BenchmarkPageCache (buffered_bench_test.go), alternating processes:
+// shared with other work: up to 50% CPU steal, so IOPS moved 2-3x between
+// runs; CPU per operation is the steadier figure), with
+// BenchmarkPageCache (buffered_bench_test.go) in alternating processes
+// and the testbench's cache preset; the README has the runs:
 //
-//	                       hot file (in the page cache)       cold file (evicted)
-//	4 KiB random, 1 gor.   PageCache: a copy, 2.0-2.5 µs CPU  PageCache and os.File: one disk read
-//	                       os.File: 1.8-2.4 µs                DirectAuto: the same, ~30 µs CPU
-//	                       DirectAuto: a disk read, 9.4k IOPS,
-//	                       31 µs CPU
-//	4 KiB random, 128 g.   PageCache 5-6 OS threads,          PageCache 18-19 µs CPU, 6 threads;
-//	                       os.File 15-22                      os.File 21-23 µs, 60-133 threads;
-//	                                                          DirectAuto 8.5 µs, 6 threads, 1.3-1.9x
-//	                                                          PageCache's IOPS
-//	128 KiB scan           —                                  PageCache 1.03x os.File (kernel
-//	                                                          read-ahead); DirectAuto needs a
-//	                                                          StreamReader (one read at a time: 0.1x)
-//	io.Copy, 4 MiB         PageCache ~os.File (0.3-1.7 ms),   —
-//	                       DirectAuto ~100 ms (a disk read
-//	                       per 8 KiB)
+//	                       hot file (in the page cache)      cold file (evicted)
+//	4 KiB random, 1 gor.   PageCache: a copy on the caller,  PageCache, os.File and
+//	                       1.1-1.3x os.File's CPU (2-3 µs)   DirectAuto: one disk read
+//	                       DirectAuto: a disk read, 9.4k
+//	                       IOPS, 31 µs CPU
+//	4 KiB random, 128 g.   PageCache 5-6 OS threads,         PageCache 17-21 µs CPU, 7-8
+//	                       os.File 10-18; DirectAuto as      threads, 0.9-1.7x os.File's
+//	                       cold                              IOPS (23-30 µs, 68-133
+//	                                                         threads); DirectAuto 8-11 µs,
+//	                                                         6 threads
+//	128 KiB scan           —                                 PageCache ~os.File (kernel
+//	                                                         read-ahead); DirectAuto needs
+//	                                                         a StreamReader
+//	io.Copy, 4 MiB         PageCache 1.2x os.File's time     —
+//	                       (median), DirectAuto ~100 ms (a
+//	                       disk read per 8 KiB)
 //
 // So: hot data, or data read once in order, PageCache; random reads of
 // data larger than memory, many in flight, or writes that must reach the
