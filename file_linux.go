@@ -64,6 +64,7 @@ type File struct {
 	flush flushGroup // Sync and Datasync: group commit, sticky failure (sync_linux.go)
 
 	streams streamSet // open StreamReaders, ended by Close (stream_linux.go)
+	pc      pageCache // buffered files: page-cache reads and writes with RWF_NOWAIT (buffered_linux.go)
 }
 
 const refClosed = 1 << 62

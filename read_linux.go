@@ -97,9 +97,12 @@ func (f *File) readAt(b []byte, off int64) (int, error) {
 	}
 	var n int
 	var err error
-	if !f.direct || f.aligned(b, off) {
+	switch {
+	case !f.direct:
+		n, err = f.readCached(b, off) // page cache first (buffered_linux.go)
+	case f.aligned(b, off):
 		n, err = f.s.ReadAt(f.fd, b, off)
-	} else {
+	default:
 		n, err = f.bounceRead(b, off)
 	}
 	// A write of ours that began during the read may have padded its last

@@ -103,7 +103,7 @@ func (f *File) writeAt(b []byte, off int64, rwf uint32) (int, error) {
 	}
 	if !f.direct {
 		f.startWrite()
-		n, err := f.s.WriteAtFlags(f.fd, b, off, rwf)
+		n, err := f.writeCached(b, off, rwf) // page cache first (buffered_linux.go)
 		f.grow(off+int64(n), off+int64(n))
 		return n, err
 	}

@@ -135,6 +135,16 @@
 // TigerBeetle does: continuing would hand callers buffers the kernel may
 // still write.
 //
+// Page-cache attempts (ReadAtNowait, WriteAtNowait) are for buffered
+// files: one preadv2/pwritev2 with RWF_NOWAIT on the caller's goroutine,
+// which copies what the page cache holds and never waits for the disk;
+// the caller sends the rest through ReadAt or WriteAt, where io_uring
+// reads buffered files asynchronously (Linux 5.9+) without worker
+// threads. They never touch the loop. When the caller expects a hit,
+// attempts up to 64 KiB are raw system calls, so the runtime starts no
+// thread for them even when the machine is busy (package diskio's
+// PageCache mode uses them).
+//
 // Backends: io_uring (default), Linux AIO (asynchronous only for O_DIRECT
 // files; NOP and fallocate run inline), and blocking (the os.File
 // behaviour, baseline and last fallback). New falls back along

@@ -141,6 +141,7 @@ type Scheduler struct {
 	inline   atomic.Int32
 	noInline bool
 	tracer   Tracer
+	faults   FaultInjector // Options.Faults, for the page-cache attempts (nowait_linux.go)
 
 	arena        *arena // registered fixed buffers, nil when not registered
 	fixed        FixedStatus
@@ -197,7 +198,7 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 	if opts.Entries <= 0 {
 		opts.Entries = defaultEntries(b)
 	}
-	s := &Scheduler{backend: b, exited: make(chan struct{}), noInline: opts.NoInline || opts.Faults != nil, tracer: opts.Tracer}
+	s := &Scheduler{backend: b, exited: make(chan struct{}), noInline: opts.NoInline || opts.Faults != nil, tracer: opts.Tracer, faults: opts.Faults}
 	if opts.Faults != nil && b == Blocking {
 		return nil, errFaultsBlocking
 	}
