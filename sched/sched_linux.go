@@ -78,6 +78,13 @@ type Options struct {
 	// FixedFiles is the size of io_uring's registered file table
 	// (default 256; negative: none); see RegisterFile.
 	FixedFiles int
+	// IOWQMaxWorkers caps io_uring's worker threads, bounded and
+	// unbounded each (IORING_REGISTER_IOWQ_MAX_WORKERS): the threads
+	// that run what cannot complete without blocking (fsync, fallocate,
+	// writes that extend a file, buffered writes). Default 4, or
+	// DISKIO_IOWQ_MAX_WORKERS; negative: the kernel's limits (4 x CPUs
+	// bounded). Fixed reports what the kernel accepted.
+	IOWQMaxWorkers int
 	// Faults, if set, injects failures between the loop and the kernel
 	// queue, for tests (see FaultInjector). It needs the uring or aio
 	// backend, and turns the idle fast path off.
@@ -94,6 +101,8 @@ type FixedStatus struct {
 	// Unregistered counts AllocBuffer calls the registered arena could
 	// not serve (it was full), whose memory is therefore not registered.
 	Unregistered uint64
+	// Workers is the cap on io_uring's worker threads.
+	Workers WorkerStatus
 }
 
 func (f FixedStatus) String() string {
@@ -107,7 +116,7 @@ func (f FixedStatus) String() string {
 	if f.Buffers && f.Unregistered > 0 {
 		buffers += fmt.Sprintf(", but %d AllocBuffer calls did not fit in the arena and got unregistered memory (Options.FixedBuffers)", f.Unregistered)
 	}
-	return "fixed buffers: " + buffers + "; fixed files: " + str(f.Files, f.FilesReason)
+	return "fixed buffers: " + buffers + "; fixed files: " + str(f.Files, f.FilesReason) + "; " + f.Workers.String()
 }
 
 // Scheduler owns one kernel queue and the loop goroutine that
@@ -142,6 +151,7 @@ type Scheduler struct {
 
 	arena        *arena // registered fixed buffers, nil when not registered
 	fixed        FixedStatus
+	workers      WorkerStatus  // set by the loop before New returns
 	unregistered atomic.Uint64 // AllocBuffer calls the arena could not serve
 
 	exited chan struct{}
@@ -166,6 +176,10 @@ func New(opts Options) (*Scheduler, error) {
 	}
 	if opts.FixedFiles == 0 {
 		opts.FixedFiles = 256
+	}
+	var err error
+	if opts.IOWQMaxWorkers, err = iowqMaxWorkers(opts.IOWQMaxWorkers); err != nil {
+		return nil, err
 	}
 	want := opts.Backend
 	if want == Auto {
@@ -205,6 +219,7 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 	if b != URing {
 		s.fixed.BuffersReason = "only the io_uring backend registers buffers"
 		s.fixed.FilesReason = "only the io_uring backend registers files"
+		s.workers.Reason = "only io_uring has worker threads"
 	}
 	if b == Blocking {
 		close(s.exited)
@@ -267,6 +282,7 @@ func (s *Scheduler) setupFixed(q *uringQueue, opts Options) {
 func (s *Scheduler) Fixed() FixedStatus {
 	st := s.fixed
 	st.Unregistered = s.unregistered.Load()
+	st.Workers = s.workers
 	return st
 }
 
