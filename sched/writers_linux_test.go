@@ -1,0 +1,162 @@
+//go:build linux
+
+package sched
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/bench"
+	"github.com/diskio-go/diskio/internal/testenv"
+)
+
+// Writers that extend their files and sync them are where io_uring hands
+// work to its worker threads. The process, counted whole (iou-wrk workers
+// included), stays within GOMAXPROCS + 5 + the worker cap, on io_uring and
+// on AIO, with 64 and with 1,000 writers, and io_uring's workers are those
+// of one submitting thread. The 5 are sysmon, the loop's thread, the two
+// inline callers' and the runtime's template thread: locking the loop
+// starts it, and so does linking cgo (testify links package net, which
+// does wherever a C compiler is installed), so this test binary has it on
+// AIO too. Each case runs in a process of
+// its own, because a Go process never gives back a thread: what earlier
+// tests started would count. DISKIO_WRITERS_DURATION (default 1s) sets how
+// long the writers run; the experiment is 5s.
+func TestWriterThreadsBounded(t *testing.T) {
+	if os.Getenv("DISKIO_WRITERS_CHILD") != "" {
+		writersChild(t)
+		return
+	}
+	d := time.Second
+	if s := os.Getenv("DISKIO_WRITERS_DURATION"); s != "" {
+		var err error
+		d, err = time.ParseDuration(s)
+		require.NoError(t, err)
+	}
+	for _, b := range []Backend{URing, AIO} {
+		for _, writers := range []int{64, 1000} {
+			t.Run(fmt.Sprintf("%s/writers=%d", b, writers), func(t *testing.T) {
+				cmd := exec.Command(os.Args[0], "-test.run=^TestWriterThreadsBounded$", "-test.v")
+				cmd.Env = append(os.Environ(), fmt.Sprintf("DISKIO_WRITERS_CHILD=%s,%d,%s,%s", b, writers, d, t.TempDir()))
+				out, err := cmd.CombinedOutput()
+				for _, line := range strings.Split(string(out), "\n") {
+					if strings.Contains(line, "writers_linux_test") {
+						t.Log(strings.TrimSpace(line))
+					}
+				}
+				if strings.Contains(string(out), "--- SKIP") {
+					t.Skip("skipped in the child:\n" + string(out))
+				}
+				require.NoError(t, err, "child:\n%s", out)
+			})
+		}
+	}
+}
+
+// writersChild is one case of TestWriterThreadsBounded, in its own process.
+func writersChild(t *testing.T) {
+	args := strings.Split(os.Getenv("DISKIO_WRITERS_CHILD"), ",")
+	require.Len(t, args, 4)
+	b := Backend(args[0])
+	writers, err := strconv.Atoi(args[1])
+	require.NoError(t, err)
+	d, err := time.ParseDuration(args[2])
+	require.NoError(t, err)
+	dir := args[3]
+
+	s := newSched(t, b, Options{})
+	// The kernel counts bounded and unbounded workers apart, and an
+	// fsync or an extending write may take either kind (6.18 ran them as
+	// unbounded), so the cap on the pool is both together.
+	cap := int(s.Fixed().Workers.Max.Bounded + s.Fixed().Workers.Max.Unbounded)
+	if b == URing {
+		require.True(t, s.Fixed().Workers.Capped, s.Fixed().Workers.String())
+	}
+	const size = 64 << 10
+	files := make([]*os.File, writers)
+	for i := range files {
+		f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(i)), os.O_RDWR|os.O_CREATE|unix.O_DIRECT, 0o600)
+		if err != nil {
+			testenv.Unavailable(t, "odirect", err)
+		}
+		defer f.Close()
+		files[i] = f
+	}
+	buf := testenv.AlignedBuf(t, size)
+	fill(buf, 1)
+
+	m := bench.StartMeter()
+	var pools atomic.Int32 // most submitting threads with workers at once
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			pools.Store(max(pools.Load(), int32(workerPools())))
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	var writes atomic.Int64
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for _, f := range files {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fd := int(f.Fd())
+			for i := 0; time.Now().Before(deadline); i++ {
+				if _, err := s.WriteAt(fd, buf, int64(i)*size); err != nil {
+					t.Error(err)
+					return
+				}
+				writes.Add(1)
+				if i%4 == 3 {
+					if err := s.Fdatasync(fd); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	<-sampled
+	u := m.Stop()
+	limit := runtime.GOMAXPROCS(0) + 5 + cap
+	t.Logf("%s, %d writers, %v: %d writes; peak %d threads, %d of them io_uring workers, from %d submitting threads (limit %d: GOMAXPROCS %d + 5 + cap %d)",
+		b, writers, d, writes.Load(), u.PeakThreads, u.PeakWorkers, pools.Load(), limit, runtime.GOMAXPROCS(0), cap)
+	require.Positive(t, writes.Load())
+	require.LessOrEqual(t, u.PeakThreads, limit)
+	require.LessOrEqual(t, int(pools.Load()), 1, "io_uring workers of more than one submitting thread")
+}
+
+// workerPools counts the threads whose io_uring worker pools have workers:
+// the distinct tids in the workers' names (iou-wrk-<tid>).
+func workerPools() int {
+	ents, _ := os.ReadDir("/proc/self/task")
+	owners := map[string]bool{}
+	for _, e := range ents {
+		comm, err := os.ReadFile("/proc/self/task/" + e.Name() + "/comm")
+		if owner, ok := strings.CutPrefix(strings.TrimSpace(string(comm)), "iou-wrk-"); err == nil && ok {
+			owners[owner] = true
+		}
+	}
+	return len(owners)
+}
