@@ -46,11 +46,11 @@ type Options struct {
 	// they imply LockOSThread.
 	RingFlags uint32
 	// LockOSThread keeps the loop goroutine on one OS thread for its
-	// whole life. It is off by default because it costs a thread and
-	// bought nothing measurable (see the package doc): the first
-	// runtime.LockOSThread in a process starts the runtime's template
-	// thread, which would put the scheduler one thread over its bound of
-	// GOMAXPROCS+4.
+	// whole life. Without it the uring loop locks itself before the
+	// first write, sync or fallocate, so that io_uring keeps one worker
+	// pool (see the package doc); reads alone leave it unlocked, because
+	// the first runtime.LockOSThread in a process starts the runtime's
+	// template thread, one thread over GOMAXPROCS+4.
 	LockOSThread bool
 	// Spin is how long the loop keeps polling for completions and new
 	// requests after its last progress before it sleeps in the kernel
