@@ -83,8 +83,8 @@
 // before the first write, sync or fallocate it submits (reads alone never
 // do: they need no workers, and the lock costs the template thread), and
 // caps the ring's pool with IORING_REGISTER_IOWQ_MAX_WORKERS
-// (Options.IOWQMaxWorkers: 4 bounded and 4 unbounded by default; Linux
-// 6.18 ran fsyncs and extending writes as either kind). The kernel gives a
+// (Options.IOWQMaxWorkers: 4 bounded and 4 unbounded by default; both
+// count, as Linux 6.18 ran fsyncs and writes on unbounded workers too). The kernel gives a
 // ring's cap to a thread when it first submits to it only if that is the
 // thread's first ring, so the loop registers the cap once more from its
 // locked thread. With GOMAXPROCS=2, 64 and 1,000 such writers now peak at

@@ -46,12 +46,14 @@ func openQueue(b Backend, opts Options) (queue, error) {
 
 // run is the scheduler goroutine. It stays on one OS thread for its whole
 // life when asked to, or when the ring is bound to its creating thread
-// (SINGLE_ISSUER, DEFER_TASKRUN).
+// (SINGLE_ISSUER, DEFER_TASKRUN); otherwise from the first request that
+// may go to an io_uring worker on (lockForWorkers).
 func (s *Scheduler) run(b Backend, opts Options, ready chan<- error) {
 	locked := opts.LockOSThread || opts.RingFlags&(uring.IORING_SETUP_SINGLE_ISSUER|uring.IORING_SETUP_DEFER_TASKRUN) != 0
 	if locked {
 		// Never unlocked: when run returns, the runtime ends the thread.
 		runtime.LockOSThread()
+		s.locked.Store(true)
 	}
 	q, err := openQueue(b, opts)
 	if err != nil {

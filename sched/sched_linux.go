@@ -152,6 +152,7 @@ type Scheduler struct {
 	arena        *arena // registered fixed buffers, nil when not registered
 	fixed        FixedStatus
 	workers      WorkerStatus  // set by the loop before New returns
+	locked       atomic.Bool   // the loop is locked to its OS thread
 	unregistered atomic.Uint64 // AllocBuffer calls the arena could not serve
 
 	exited chan struct{}

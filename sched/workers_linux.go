@@ -4,6 +4,7 @@ package sched
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -58,6 +59,9 @@ func iowqMaxWorkers(n int) (int, error) {
 func (q *uringQueue) capWorkers(n int) WorkerStatus {
 	if n < 0 {
 		return WorkerStatus{Reason: "disabled by Options.IOWQMaxWorkers"}
+	}
+	if n > math.MaxInt32 {
+		return WorkerStatus{Reason: fmt.Sprintf("Options.IOWQMaxWorkers %d is more than the kernel takes (%d)", n, math.MaxInt32)}
 	}
 	sqe := q.sqe()
 	sqe.PrepNop()
@@ -119,4 +123,5 @@ func (l *loop) lockForWorkers(op Op) {
 	runtime.LockOSThread()
 	l.locked = true
 	l.recap = true
+	l.s.locked.Store(true)
 }
