@@ -94,8 +94,10 @@
 // its io_submit of an extending write blocks the loop's thread. Group
 // commit used at most 2 workers (two flushes in flight), durable
 // sequential writes 8 uncapped (one per write in flight, though ext4
-// serialises extending writes on the inode lock) and 4 capped; the default
-// cap of 4 was chosen from 1, 2, 4 and 8 on those two (see the README).
+// serialises extending writes on the inode lock) and 4 capped. Caps of 1,
+// 2, 4 and 8 gave the same commits/s and MB/s within the noise of a busy
+// machine (README, "Durability"); 4 leaves group commit's two flushes room
+// for two writes beside them, and halves the stream's 8.
 // Registered buffers and files (AllocBuffer, RegisterFile) gave +15-20% IOPS
 // and 15-25% less CPU per op.
 //
