@@ -17,10 +17,11 @@ type Usage struct {
 
 // Meter measures a stretch of work: call StartMeter before it and Stop
 // after. A background goroutine samples the OS thread count every
-// SampleEvery, and io_uring's worker threads every WorkersEvery; threads
-// never exit in a Go program, so the peak is also the count at the end
-// unless something else removed one (a runtime.LockOSThread goroutine
-// exiting, or io_uring workers, which exit after a few idle seconds).
+// SampleEvery, and counts io_uring's worker threads again, at most every
+// WorkersEvery, whenever the total changed; threads never exit in a Go
+// program, so the peak is also the count at the end unless something else
+// removed one (a runtime.LockOSThread goroutine exiting, or io_uring
+// workers, which exit after a few idle seconds).
 type Meter struct {
 	start   time.Time
 	cpu0    time.Duration
@@ -37,15 +38,17 @@ type Meter struct {
 // enough to be invisible (one small /proc read).
 const SampleEvery = 5 * time.Millisecond
 
-// WorkersEvery is the io_uring worker sampling interval: counting them
-// reads a file per thread, and a worker lives at least as long as the
-// request it runs plus a few idle seconds, so a slower pace misses none
-// that matter.
+// WorkersEvery is the shortest interval between two counts of io_uring's
+// workers: a count reads a file per thread (a process that ran os.File
+// I/O has a hundred), and a worker lives as long as the request it runs
+// plus a few idle seconds, so a slower pace misses none that matter.
 const WorkersEvery = 25 * time.Millisecond
 
 // StartMeter starts measuring.
 func StartMeter() *Meter {
-	m := &Meter{stop: make(chan struct{}), done: make(chan struct{}), peak: Threads(), workers: IOWorkers()}
+	// The workers are first counted by the sampler, not here: StartMeter
+	// must be quick, work may be timed from before it.
+	m := &Meter{stop: make(chan struct{}), done: make(chan struct{}), peak: Threads()}
 	m.allocs0 = Allocs()
 	m.cpu0 = CPUTime()
 	m.start = time.Now()
@@ -57,19 +60,22 @@ func (m *Meter) sample() {
 	defer close(m.done)
 	t := time.NewTicker(SampleEvery)
 	defer t.Stop()
-	for i := 1; ; i++ {
+	counted, at := -1, time.Time{} // the total when workers were last counted, and when
+	for {
+		n, w := Threads(), -1
+		// A worker starting or exiting changes the total; counting
+		// only then keeps a steady process's sampling to one read.
+		if n != counted && time.Since(at) >= WorkersEvery {
+			w, counted, at = IOWorkers(), n, time.Now()
+		}
+		m.mu.Lock()
+		m.peak = max(m.peak, n)
+		m.workers = max(m.workers, w)
+		m.mu.Unlock()
 		select {
 		case <-m.stop:
 			return
 		case <-t.C:
-			n, w := Threads(), -1
-			if i%int(WorkersEvery/SampleEvery) == 0 {
-				w = IOWorkers()
-			}
-			m.mu.Lock()
-			m.peak = max(m.peak, n)
-			m.workers = max(m.workers, w)
-			m.mu.Unlock()
 		}
 	}
 }
