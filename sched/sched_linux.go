@@ -47,11 +47,11 @@ type Options struct {
 	// they imply LockOSThread.
 	RingFlags uint32
 	// LockOSThread keeps the loop goroutine on one OS thread for its
-	// whole life. It is off by default because it costs a thread and
-	// bought nothing measurable (see the package doc): the first
-	// runtime.LockOSThread in a process starts the runtime's template
-	// thread, which would put the scheduler one thread over its bound of
-	// GOMAXPROCS+4.
+	// whole life. Without it the uring loop locks itself before the
+	// first write, sync or fallocate, so that io_uring keeps one worker
+	// pool (see the package doc); reads alone leave it unlocked, because
+	// the first runtime.LockOSThread in a process starts the runtime's
+	// template thread, one thread over GOMAXPROCS+4.
 	LockOSThread bool
 	// Spin is how long the loop keeps polling for completions and new
 	// requests after its last progress before it sleeps in the kernel
@@ -80,6 +80,13 @@ type Options struct {
 	// FixedFiles is the size of io_uring's registered file table
 	// (default 256; negative: none); see RegisterFile.
 	FixedFiles int
+	// IOWQMaxWorkers caps io_uring's worker threads, bounded and
+	// unbounded each (IORING_REGISTER_IOWQ_MAX_WORKERS): the threads
+	// that run what cannot complete without blocking (fsync, fallocate,
+	// writes that extend a file, buffered writes). Default 4, or
+	// DISKIO_IOWQ_MAX_WORKERS; negative: the kernel's limits (4 x CPUs
+	// bounded). Fixed reports what the kernel accepted.
+	IOWQMaxWorkers int
 	// Faults, if set, injects failures between the loop and the kernel
 	// queue, for tests (see FaultInjector). It needs the uring or aio
 	// backend, and turns the idle fast path off.
@@ -96,6 +103,8 @@ type FixedStatus struct {
 	// Unregistered counts AllocBuffer calls the registered arena could
 	// not serve (it was full), whose memory is therefore not registered.
 	Unregistered uint64
+	// Workers is the cap on io_uring's worker threads.
+	Workers WorkerStatus
 }
 
 func (f FixedStatus) String() string {
@@ -109,7 +118,7 @@ func (f FixedStatus) String() string {
 	if f.Buffers && f.Unregistered > 0 {
 		buffers += fmt.Sprintf(", but %d AllocBuffer calls did not fit in the arena and got unregistered memory (Options.FixedBuffers)", f.Unregistered)
 	}
-	return "fixed buffers: " + buffers + "; fixed files: " + str(f.Files, f.FilesReason)
+	return "fixed buffers: " + buffers + "; fixed files: " + str(f.Files, f.FilesReason) + "; " + f.Workers.String()
 }
 
 // Scheduler owns one kernel queue and the loop goroutine that
@@ -145,6 +154,8 @@ type Scheduler struct {
 
 	arena        *arena // registered fixed buffers, nil when not registered
 	fixed        FixedStatus
+	workers      WorkerStatus  // set by the loop before New returns
+	locked       atomic.Bool   // the loop is locked to its OS thread
 	unregistered atomic.Uint64 // AllocBuffer calls the arena could not serve
 
 	exited chan struct{}
@@ -163,6 +174,10 @@ func New(opts Options) (*Scheduler, error) {
 	}
 	if opts.FixedFiles == 0 {
 		opts.FixedFiles = 256
+	}
+	var err error
+	if opts.IOWQMaxWorkers, err = iowqMaxWorkers(opts.IOWQMaxWorkers); err != nil {
+		return nil, err
 	}
 	want := opts.Backend
 	if want == Auto {
@@ -205,6 +220,7 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 	if b != URing {
 		s.fixed.BuffersReason = "only the io_uring backend registers buffers"
 		s.fixed.FilesReason = "only the io_uring backend registers files"
+		s.workers.Reason = "only io_uring has worker threads"
 	}
 	if b == Blocking {
 		close(s.exited)
@@ -297,6 +313,7 @@ func (s *Scheduler) setupFixed(q *uringQueue, opts Options) {
 func (s *Scheduler) Fixed() FixedStatus {
 	st := s.fixed
 	st.Unregistered = s.unregistered.Load()
+	st.Workers = s.workers
 	return st
 }
 

@@ -267,6 +267,7 @@ func kernelReport(w io.Writer, dir string) {
 		fmt.Fprintf(w, "io_uring: unavailable: %v\n", err)
 	} else {
 		fmt.Fprint(w, info)
+		workersReport(w)
 	}
 	if ctx, err := aio.Setup(1); err != nil {
 		fmt.Fprintf(w, "Linux AIO: unavailable: %v\n", err)
