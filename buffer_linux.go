@@ -95,13 +95,7 @@ func (f *File) readSpan(off, end int64) (span, int, error) {
 	}
 	m := &sharedMem{buf: f.getBounce(max(int(end-start), 1))[:end-start]}
 	m.refs.Store(1)
-	f.mu.Lock()
-	size, padded := f.size, !f.settled()
-	f.mu.Unlock()
 	got, err := f.s.ReadAt(f.fd, m.buf, start)
-	if padded {
-		got = int(min(int64(got), max(size-start, 0)))
-	}
 	return span{start: start, mem: m}, got, err
 }
 

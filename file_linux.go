@@ -23,14 +23,16 @@ import (
 // *os.File's (Read, Write and Seek share one cursor).
 type File struct {
 	name   string
-	osf    *os.File // owns the descriptor; used for Stat and the final close
-	fd     int
+	osf    *os.File // owns the descriptor as the caller opened it; Stat, Fd and the final close
+	bfd    int      // osf's descriptor: buffered, O_APPEND kept; exact-size tails and appends
+	fd     int      // the descriptor reads and block writes use: a second, O_DIRECT one where allowed, else bfd
 	s      *sched.Scheduler
 	direct bool
 	block  int64 // offset and length alignment with O_DIRECT
+	page   int64 // the page cache's unit (at least block): buffered and direct I/O never share one in flight
 	mem    uintptr
 	acc    int  // O_RDONLY, O_WRONLY or O_RDWR, as the caller opened it
-	append bool // O_APPEND, done here: pwrite on an O_APPEND fd ignores the offset
+	append bool // O_APPEND: every Write is the kernel's append (RWF_APPEND on bfd)
 	fixed  bool // fd is in the scheduler's registered file table
 
 	// refs is the fdMutex-style count of calls in progress; refClosed
@@ -40,25 +42,18 @@ type File struct {
 	drained   chan struct{}
 	drainOnce sync.Once // late callers also bring the count back to refClosed
 
-	// mu guards the logical size, the on-disk size and the cursor.
-	mu      sync.Mutex
-	size    int64 // logical size: what Stat reports and reads stop at
-	disk    int64 // on-disk size, larger than size after a padded O_DIRECT write
-	writing int   // writes in flight: the kernel's size may hold their padding
-	gen     int64 // counts changes of size and disk, so a racing fstat is not believed
-	pos     int64
-
-	// view and viewGen publish size and settled() to readers, which take
-	// no lock (see readAt). view is the logical size, with viewPadded set
-	// while !settled(); viewGen is gen, stored after view.
-	view    atomic.Int64
-	viewGen atomic.Int64
+	// mu guards the cursor and what the write path knows of the file's
+	// bytes (known, in tail_linux.go).
+	mu  sync.Mutex
+	pos int64
 
 	// posMu serialises Read, Write and Seek, as the kernel's f_pos_lock
 	// does for regular files.
 	posMu sync.Mutex
 
-	locks rangeLocks // blocks being written
+	locks rangeLocks // pages being written
+
+	known known // blocks whose bytes are known without a read (tail_linux.go)
 
 	flush flushGroup // Sync and Datasync: group commit, sticky failure (sync_linux.go)
 }
@@ -100,6 +95,7 @@ func OpenFile(name string, flag int, perm fs.FileMode, opts ...Option) (*File, e
 	f := &File{
 		name:    name,
 		osf:     osf,
+		bfd:     int(osf.Fd()),
 		fd:      int(osf.Fd()),
 		s:       s,
 		acc:     flag & (os.O_RDONLY | os.O_WRONLY | os.O_RDWR),
@@ -107,7 +103,7 @@ func OpenFile(name string, flag int, perm fs.FileMode, opts ...Option) (*File, e
 		drained: make(chan struct{}),
 	}
 	if err := f.setup(o.direct); err != nil {
-		if f.fd != int(osf.Fd()) {
+		if f.fd != f.bfd {
 			unix.Close(f.fd)
 		}
 		osf.Close()
@@ -120,51 +116,53 @@ func OpenFile(name string, flag int, perm fs.FileMode, opts ...Option) (*File, e
 	return f, nil
 }
 
-// setup clears O_APPEND on the descriptor, chooses direct or buffered I/O,
-// learns the alignment and the size.
+// setup chooses direct or buffered I/O: with O_DIRECT the file gets a
+// second descriptor (reopened through /proc/self/fd, O_RDWR where the
+// permissions allow, since writing a partial block needs to read it) for
+// reads and whole-block writes, while the caller's own descriptor stays as
+// opened, buffered and with its O_APPEND. It learns the alignment and what
+// is known of the file's bytes.
 func (f *File) setup(mode DirectMode) error {
-	fl, err := unix.FcntlInt(uintptr(f.fd), unix.F_GETFL, 0)
+	fl, err := unix.FcntlInt(uintptr(f.bfd), unix.F_GETFL, 0)
 	if err != nil {
 		return err
 	}
-	fl &^= unix.O_APPEND
 	var st unix.Stat_t
-	if err := unix.Fstat(f.fd, &st); err != nil {
+	if err := unix.Fstat(f.bfd, &st); err != nil {
 		return err
 	}
 	regular := st.Mode&unix.S_IFMT == unix.S_IFREG
-	if mode != DirectOff && regular && f.acc == os.O_WRONLY {
-		// Read-modify-write of edge blocks needs to read: use a second,
-		// read-write descriptor if the permissions allow; otherwise stay
-		// buffered (no alignment, so no reads needed).
-		// O_SYNC and O_DSYNC carry over: F_SETFL cannot set them later.
-		if rw, err := unix.Open("/proc/self/fd/"+strconv.Itoa(f.fd), unix.O_RDWR|unix.O_CLOEXEC|fl&unix.O_SYNC, 0); err == nil {
-			f.fd = rw
-		} else if mode == DirectRequired {
-			return err
-		} else {
-			mode = DirectOff
-		}
-	}
 	if mode != DirectOff && regular {
-		if err := setfl(f.fd, fl|unix.O_DIRECT); err == nil {
-			a, aerr := dio.ForFD(f.fd)
-			if aerr == nil {
-				f.direct, f.block, f.mem = true, int64(a.Offset), uintptr(a.Memory)
-			} else if mode == DirectRequired {
-				return aerr
-			}
-		} else if mode == DirectRequired {
-			return &dio.UnsupportedError{Path: f.name, FSType: fsTypeName(f.fd), Err: err}
+		acc := unix.O_RDWR
+		if f.acc == os.O_RDONLY {
+			acc = unix.O_RDONLY
 		}
-	}
-	if !f.direct {
-		if err := setfl(f.fd, fl); err != nil {
+		// O_SYNC and O_DSYNC carry over: F_SETFL cannot set them later.
+		dfd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(f.bfd), acc|unix.O_CLOEXEC|fl&unix.O_SYNC, 0)
+		switch {
+		case err == nil:
+			if err := setfl(dfd, fl&^unix.O_APPEND|unix.O_DIRECT); err != nil {
+				unix.Close(dfd)
+				if mode == DirectRequired {
+					return &dio.UnsupportedError{Path: f.name, FSType: fsTypeName(f.bfd), Err: err}
+				}
+				break
+			}
+			a, aerr := dio.ForFD(dfd)
+			if aerr != nil {
+				unix.Close(dfd)
+				if mode == DirectRequired {
+					return aerr
+				}
+				break
+			}
+			f.fd, f.direct, f.block, f.mem = dfd, true, int64(a.Offset), uintptr(a.Memory)
+			f.page = max(f.block, int64(os.Getpagesize()))
+		case mode == DirectRequired:
 			return err
 		}
 	}
-	f.size, f.disk = st.Size, st.Size
-	f.publish()
+	f.known.init(st)
 	if f.s.RegisterFile(f.fd) == nil {
 		f.fixed = true
 	}
@@ -174,10 +172,11 @@ func (f *File) setup(mode DirectMode) error {
 // Name returns the name the file was opened with.
 func (f *File) Name() string { return f.name }
 
-// Fd returns the descriptor the file's I/O uses. With O_DIRECT its offsets,
-// lengths and buffers must be aligned; bypassing the File also bypasses its
-// size tracking.
-func (f *File) Fd() uintptr { return uintptr(f.fd) }
+// Fd returns the descriptor as OpenFile opened it: buffered (the File's
+// O_DIRECT descriptor is a second one), with the caller's flags, O_APPEND
+// included. Writes through it are seen by the File, as another
+// descriptor's are.
+func (f *File) Fd() uintptr { return uintptr(f.bfd) }
 
 // Direct reports whether the file uses O_DIRECT.
 func (f *File) Direct() bool { return f.direct }
@@ -207,8 +206,8 @@ func (f *File) pathErr(op string, err error) error {
 	return &fs.PathError{Op: op, Path: f.name, Err: err}
 }
 
-// Close waits for the calls in progress, trims padding so the size on disk
-// is exact, and closes the file. Calls after Close fail with os.ErrClosed.
+// Close waits for the calls in progress and closes the file. Calls after
+// Close fail with os.ErrClosed.
 func (f *File) Close() error {
 	for {
 		old := f.refs.Load()
@@ -224,20 +223,15 @@ func (f *File) Close() error {
 	}
 	<-f.drained
 	runtime.SetFinalizer(f, nil)
-	terr := f.trimPadding()
 	if f.fixed {
 		// Before the descriptor is closed: a new file given the same
 		// number must not inherit the registered slot.
 		f.s.UnregisterFile(f.fd)
 	}
-	if f.fd != int(f.osf.Fd()) {
+	if f.fd != f.bfd {
 		unix.Close(f.fd)
 	}
-	cerr := f.osf.Close()
-	if terr != nil {
-		return &fs.PathError{Op: "close", Path: f.name, Err: terr}
-	}
-	return cerr
+	return f.osf.Close()
 }
 
 func setfl(fd, fl int) error {

@@ -54,22 +54,13 @@ func (f *File) Datasync() error {
 	return f.flush.sync(false, f.doFlush)
 }
 
-// doFlush is one device flush for a round of the flush group: trim any
-// padding (so that the size made durable is exact), then fsync or
+// doFlush is one device flush for a round of the flush group: fsync or
 // fdatasync through the scheduler. Only a failure of the flush itself is
 // sticky.
 func (f *File) doFlush(full bool) (sticky bool, err error) {
 	op := "datasync"
 	if full {
 		op = "sync"
-	}
-	f.mu.Lock()
-	padded := f.disk != f.size
-	f.mu.Unlock()
-	if padded {
-		if err := f.trimPadding(); err != nil {
-			return false, &fs.PathError{Op: op, Path: f.name, Err: err}
-		}
 	}
 	if full {
 		err = f.s.Fsync(f.fd)
@@ -218,9 +209,7 @@ func (g *flushGroup) run(r *flushRound, flush func(full bool) (sticky bool, err 
 // aio_rw_flags, pwritev2), so no separate flush is needed, and other
 // writes and flushes proceed meanwhile. It is the per-write form of
 // opening the file with O_DSYNC (which OpenFile also honours, for every
-// write). An unaligned write that grows the file also makes the padding to
-// the next block durable: until Sync or Close trims it, the file may be
-// found that much longer, with zeros, after a crash.
+// write).
 func (f *File) WriteAtDSync(b []byte, off int64) (int, error) {
 	if f.append {
 		return 0, errWriteAtInAppendMode
@@ -275,16 +264,15 @@ func (f *File) preallocate(op string, mode uint32, off, n int64) error {
 	}
 	f.locks.lock(0, maxOffset)
 	defer f.locks.unlock(0, maxOffset)
-	if err := f.s.Fallocate(f.fd, mode, off, n); err != nil {
+	seq, _, err := f.beginChange()
+	if err != nil {
 		return f.pathErr(op, err)
 	}
-	if mode&unix.FALLOC_FL_KEEP_SIZE == 0 {
-		f.mu.Lock()
-		f.size, f.disk = max(f.size, off+n), max(f.disk, off+n)
-		f.changed()
-		f.mu.Unlock()
-	}
-	return nil
+	// The bytes fallocate adds read as zeros, and lie past the old size,
+	// hence past zeroFrom: nothing the File knows changes.
+	err = f.s.Fallocate(f.fd, mode, off, n)
+	f.changedSize(seq, err == nil, func(*known) {})
+	return f.pathErr(op, err)
 }
 
 // SyncDir makes the entries of directory dir durable (fsync of the

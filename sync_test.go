@@ -103,9 +103,9 @@ func fdFlags(t *testing.T, fd uintptr) int {
 	return 0
 }
 
-// TestOpenSyncFlagsKept: O_DSYNC and O_SYNC given to OpenFile stay on the
-// descriptor the I/O uses, also for O_WRONLY files (which use a second,
-// read-write descriptor for read-modify-write: F_SETFL cannot add them).
+// TestOpenSyncFlagsKept: O_DSYNC and O_SYNC given to OpenFile stay on both
+// descriptors: Fd's, as opened, and the second, O_DIRECT one the File's
+// reads and block writes use (F_SETFL cannot add them).
 func TestOpenSyncFlagsKept(t *testing.T) {
 	dir := t.TempDir()
 	for _, acc := range []int{os.O_RDWR, os.O_WRONLY} {
@@ -114,6 +114,9 @@ func TestOpenSyncFlagsKept(t *testing.T) {
 			f := openWith(t, path, acc|os.O_CREATE|sf)
 			got := fdFlags(t, f.Fd())
 			require.Equal(t, sf, got&unix.O_SYNC, "sync flags of %s", path)
+			require.Zero(t, got&unix.O_DIRECT, "Fd is the descriptor as opened")
+			got = fdFlags(t, uintptr(f.fd))
+			require.Equal(t, sf, got&unix.O_SYNC, "sync flags of the direct descriptor of %s", path)
 			if f.Direct() {
 				require.NotZero(t, got&unix.O_DIRECT)
 			}
