@@ -13,10 +13,13 @@ import (
 //
 //   - the last partial blocks this File wrote, kept in memory (the head
 //     block of the next append of each append stream);
-//   - zeroFrom: every byte at or past it is zero. It starts at the size
-//     the file had at open (so a file this File created or truncated is
-//     all known), follows Truncate down, and moves up with this File's
-//     writes; a Preallocate that grows the file adds zeros past it.
+//   - a range known to be zeros, [zeroFrom, zeroTo). It starts as all
+//     past the size the file had at open (so a file this File created or
+//     truncated is all known), follows Truncate down, and shrinks under
+//     this File's writes (an append moves zeroFrom up); a Preallocate that
+//     grows the file adds zeros inside it. A hole or unwritten extent the
+//     kernel reports (SEEK_DATA) becomes the range when the old one does
+//     not help.
 //
 // Other descriptors may change the file at any moment. Before the write
 // path trusts what it knows, it compares the file's change time and size
@@ -29,11 +32,18 @@ import (
 // reads as zeros) before it is read.
 type known struct {
 	zeroFrom int64
+	zeroTo   int64
 	stamp    fileStamp
 	seq      uint64 // counts this File's changes begun and ended (f.mu)
 	blocks   [knownBlocks]knownBlock
-	next     int // the entry put replaces next
+	next     int        // the entry put replaces next
+	window   knownBlock // bytes read ahead below the size (a recycled file's old data)
 }
+
+// knownWindow is how much is read at once when a partial block's other
+// bytes are unknown: a file whose old data lies past every append (a
+// recycled log) costs one read per window instead of one per append.
+const knownWindow = 256 << 10
 
 // knownBlocks is how many partial blocks are kept: one per append stream
 // for a few concurrent streams (a WAL and its neighbours).
@@ -55,11 +65,12 @@ func stampOf(st *unix.Stat_t) fileStamp {
 }
 
 func (k *known) init(st unix.Stat_t) {
-	k.zeroFrom = st.Size
+	k.zeroFrom, k.zeroTo = st.Size, maxOffset
 	k.stamp = stampOf(&st)
 	for i := range k.blocks {
 		k.blocks[i].at = -1
 	}
+	k.window.at = -1
 }
 
 // check compares the file as it is now (st) with what this File recorded,
@@ -68,7 +79,8 @@ func (k *known) check(st *unix.Stat_t) {
 	if k.stamp.ok && k.stamp == stampOf(st) {
 		return
 	}
-	k.zeroFrom = st.Size
+
+	k.zeroFrom, k.zeroTo = st.Size, maxOffset
 	k.forget(0, maxOffset)
 	k.stamp = fileStamp{}
 }
@@ -91,14 +103,42 @@ func (k *known) end(seq uint64, st *unix.Stat_t) {
 	k.seq++
 }
 
-// get returns the kept block at at, or nil.
-func (k *known) get(at int64) []byte {
+// get returns the n bytes kept at at, or nil.
+func (k *known) get(at int64, n int) []byte {
 	for i := range k.blocks {
-		if k.blocks[i].at == at {
+		if k.blocks[i].at == at && len(k.blocks[i].buf) == n {
 			return k.blocks[i].buf
 		}
 	}
+	if w := &k.window; w.at >= 0 && at >= w.at && at+int64(n) <= w.at+int64(len(w.buf)) {
+		return w.buf[at-w.at : at-w.at+int64(n)]
+	}
 	return nil
+}
+
+// zero reports whether [at, end) is known to be zeros.
+func (k *known) zero(at, end int64) bool { return at >= k.zeroFrom && end <= k.zeroTo }
+
+// wrote brings what is kept up to date with p, just written at off.
+func (k *known) wrote(off int64, p []byte) {
+	if end := off + int64(len(p)); off <= k.zeroFrom && end > k.zeroFrom {
+		k.zeroFrom = min(end, k.zeroTo)
+	} else if off > k.zeroFrom && off < k.zeroTo {
+		k.zeroTo = off
+	}
+	upd := func(e *knownBlock) {
+		if e.at < 0 {
+			return
+		}
+		lo, hi := max(off, e.at), min(off+int64(len(p)), e.at+int64(len(e.buf)))
+		if lo < hi {
+			copy(e.buf[lo-e.at:hi-e.at], p[lo-off:hi-off])
+		}
+	}
+	for i := range k.blocks {
+		upd(&k.blocks[i])
+	}
+	upd(&k.window)
 }
 
 // put keeps a copy of the block b at at.
@@ -122,23 +162,31 @@ func (k *known) put(at int64, b []byte) {
 
 // forget drops the kept blocks that overlap [start, end).
 func (k *known) forget(start, end int64) {
-	for i := range k.blocks {
-		e := &k.blocks[i]
+	for _, e := range k.all() {
 		if e.at >= 0 && e.at < end && start < e.at+int64(len(e.buf)) {
 			e.at = -1
 		}
 	}
 }
 
+func (k *known) all() [knownBlocks + 1]*knownBlock {
+	var out [knownBlocks + 1]*knownBlock
+	for i := range k.blocks {
+		out[i] = &k.blocks[i]
+	}
+	out[knownBlocks] = &k.window
+	return out
+}
+
 // truncated records a new size set by this File (f.mu held).
 func (k *known) truncated(size int64) {
-	k.zeroFrom = min(k.zeroFrom, size)
-	for i := range k.blocks {
-		e := &k.blocks[i]
-		if e.at >= 0 && e.at+int64(len(e.buf)) > size {
-			e.at = -1
-		}
+	switch {
+	case size <= k.zeroFrom:
+		k.zeroFrom, k.zeroTo = size, maxOffset
+	case size <= k.zeroTo:
+		k.zeroTo = maxOffset
 	}
+	k.forget(size, maxOffset) // blocks holding bytes past size
 }
 
 // knownBlock fills blk (one block at at) with the file's bytes without a
@@ -147,12 +195,12 @@ func (k *known) truncated(size int64) {
 // whether it did. The caller holds the block's range lock.
 func (f *File) knownBlock(blk []byte, at, ksize int64) bool {
 	f.mu.Lock()
-	if at >= ksize || at >= f.known.zeroFrom {
+	if at >= ksize || f.known.zero(at, at+int64(len(blk))) {
 		f.mu.Unlock()
 		clear(blk)
 		return true
 	}
-	if b := f.known.get(at); b != nil {
+	if b := f.known.get(at, len(blk)); b != nil {
 		copy(blk, b)
 		f.mu.Unlock()
 		// Bytes past the size read as zeros: a kept block already holds
@@ -163,9 +211,41 @@ func (f *File) knownBlock(blk []byte, at, ksize int64) bool {
 	// The kernel knows holes and unwritten extents (fallocated, or a
 	// recycled file's punched range): no data in the block is zeros.
 	data, err := unix.Seek(f.fd, at, unix.SEEK_DATA)
-	if err == unix.ENXIO || err == nil && data >= at+int64(len(blk)) {
-		clear(blk)
-		return true
+	if err == unix.ENXIO {
+		data = maxOffset
+	} else if err != nil || data < at+int64(len(blk)) {
+		return false
 	}
-	return false
+	f.mu.Lock()
+	f.known.zeroFrom, f.known.zeroTo = at, data
+	f.mu.Unlock()
+	clear(blk)
+	return true
+}
+
+// readKnown fills blk (the block at at, below ksize) from the disk, and
+// reads ahead: up to knownWindow bytes from at are kept, if no other change
+// of this File (seq is the caller's) began or ended meanwhile.
+func (f *File) readKnown(blk []byte, at, ksize int64, seq uint64) error {
+	n := min(int64(knownWindow), f.alignUp(ksize)-at)
+	buf := f.getBounce(int(max(n, int64(len(blk)))))
+	defer f.putBounce(buf)
+	got, err := f.s.ReadAt(f.fd, buf, at)
+	if err != nil {
+		return err
+	}
+	got = int(min(int64(got), ksize-at))
+	clear(buf[got:])
+	copy(blk, buf)
+	f.mu.Lock()
+	if f.known.seq == seq {
+		w := &f.known.window
+		if cap(w.buf) < len(buf) {
+			w.buf = make([]byte, len(buf))
+		}
+		w.at, w.buf = at, w.buf[:len(buf)]
+		copy(w.buf, buf)
+	}
+	f.mu.Unlock()
+	return nil
 }

@@ -161,7 +161,7 @@ func (f *File) writeChunk(b []byte, off int64, rwf uint32) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err := f.writeSpan(b, off, start, end, wend, ksize, rwf)
+	n, err := f.writeSpan(b, off, start, end, wend, ksize, seq, rwf)
 
 	var st unix.Stat_t
 	var after *unix.Stat_t
@@ -169,14 +169,13 @@ func (f *File) writeChunk(b []byte, off int64, rwf uint32) (int, error) {
 		after = &st
 	}
 	f.mu.Lock()
-	f.known.zeroFrom = max(f.known.zeroFrom, off+int64(n))
 	f.known.end(seq, after)
 	f.mu.Unlock()
 	return n, err
 }
 
 // writeSpan is writeChunk's I/O, under the lock of the span's pages.
-func (f *File) writeSpan(b []byte, off, start, end, wend, ksize int64, rwf uint32) (int, error) {
+func (f *File) writeSpan(b []byte, off, start, end, wend, ksize int64, seq uint64, rwf uint32) (int, error) {
 	// dend: the direct part is the span [start, dend); the rest, up to
 	// wend, is buffered.
 	dend := end
@@ -193,7 +192,7 @@ func (f *File) writeSpan(b []byte, off, start, end, wend, ksize int64, rwf uint3
 		if off == start && min(dend, wend) == dend && f.aligned(b[:dlen], off) {
 			n, err := f.s.WriteAtFlags(f.fd, b[:dlen], off, rwf)
 			f.mu.Lock()
-			f.known.forget(off, off+int64(n))
+			f.known.wrote(off, b[:n])
 			f.mu.Unlock()
 			if err != nil || dend == end {
 				return n, err
@@ -202,11 +201,11 @@ func (f *File) writeSpan(b []byte, off, start, end, wend, ksize int64, rwf uint3
 		} else {
 			buf := f.getBounce(int(dend - start))
 			defer f.putBounce(buf)
-			if err := f.fillEdge(buf, start, off, wend, ksize); err != nil {
+			if err := f.fillEdge(buf, start, off, wend, ksize, seq); err != nil {
 				return 0, err
 			}
 			if tail := dend - f.block; tail > start {
-				if err := f.fillEdge(buf[tail-start:], tail, off, wend, ksize); err != nil {
+				if err := f.fillEdge(buf[tail-start:], tail, off, wend, ksize, seq); err != nil {
 					return 0, err
 				}
 			}
@@ -220,7 +219,7 @@ func (f *File) writeSpan(b []byte, off, start, end, wend, ksize int64, rwf uint3
 				err = io.ErrShortWrite
 			}
 			f.mu.Lock()
-			f.known.forget(start, start+int64(n))
+			f.known.wrote(start, buf[:max(n, 0)])
 			if err == nil && wend%f.block != 0 && last < dend {
 				f.known.put(last, buf[last-start:last-start+f.block])
 			}
@@ -247,7 +246,7 @@ func (f *File) writeSpan(b []byte, off, start, end, wend, ksize int64, rwf uint3
 	}
 	n, err := f.s.WriteAtFlags(f.bfd, rest, at, rwf)
 	f.mu.Lock()
-	f.known.forget(at, at+int64(n))
+	f.known.wrote(at, rest[:max(n, 0)])
 	if err == nil && n == len(rest) && blk != nil {
 		from := max(at, last)
 		copy(blk[from-last:], rest[from-at:])
@@ -260,7 +259,7 @@ func (f *File) writeSpan(b []byte, off, start, end, wend, ksize int64, rwf uint3
 // fillEdge prepares the block at offset at for a write of [off, end):
 // unless the write covers it whole, its current bytes, zeros past the
 // kernel's size ksize; read only if the File does not know them.
-func (f *File) fillEdge(blk []byte, at, off, end, ksize int64) error {
+func (f *File) fillEdge(blk []byte, at, off, end, ksize int64, seq uint64) error {
 	blk = blk[:f.block]
 	if off <= at && at+f.block <= end {
 		return nil // overwritten whole
@@ -268,15 +267,7 @@ func (f *File) fillEdge(blk []byte, at, off, end, ksize int64) error {
 	if f.knownBlock(blk, at, ksize) {
 		return nil
 	}
-	n, err := f.s.ReadAt(f.fd, blk, at)
-	if err != nil {
-		return err
-	}
-	if keep := ksize - at; keep < int64(n) {
-		n = int(keep)
-	}
-	clear(blk[n:])
-	return nil
+	return f.readKnown(blk, at, ksize, seq)
 }
 
 func (f *File) pageDown(off int64) int64 { return off - off%f.page }
