@@ -393,3 +393,75 @@ func TestAppendsReadNothing(t *testing.T) {
 		require.Equal(t, off, int64(len(got)))
 	})
 }
+
+// flushCounter counts flush requests and the flags of writes.
+type flushCounter struct {
+	flushes, writes atomic.Int64
+}
+
+func (c *flushCounter) SyscallDone(sched.SyscallEvent) {}
+func (c *flushCounter) RequestDone(ev sched.RequestEvent) {
+	switch ev.Op {
+	case sched.OpFsync, sched.OpFdatasync:
+		c.flushes.Add(1)
+	case sched.OpWrite:
+		c.writes.Add(1)
+	}
+}
+
+// A write followed by Sync or Datasync, over and over, is made durable by
+// the write itself (RWF_DSYNC / RWF_SYNC): the flushes after the first
+// find nothing to do. Two writes between flushes, or another descriptor's
+// write, bring the flush back.
+func TestDurableInOneTrip(t *testing.T) {
+	c := &flushCounter{}
+	s, err := sched.New(sched.Options{Tracer: c})
+	require.NoError(t, err)
+	defer s.Close()
+	for _, full := range []bool{false, true} {
+		name := filepath.Join(t.TempDir(), "wal")
+		f, err := OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644, WithScheduler(s))
+		require.NoError(t, err)
+		if !f.Direct() {
+			t.Skip("no O_DIRECT here")
+		}
+		flush := f.Datasync
+		if full {
+			flush = f.Sync
+		}
+		rec := bytes.Repeat([]byte("r"), 1000)
+		c.flushes.Store(0)
+		for range 20 {
+			_, err := f.Write(rec)
+			require.NoError(t, err)
+			require.NoError(t, flush())
+		}
+		require.Equal(t, int64(1), c.flushes.Load(), "flushes for 20 write+flush pairs (full=%v)", full)
+		// Two writes between flushes: an ordinary write, then a flush.
+		_, err = f.Write(rec)
+		require.NoError(t, err)
+		_, err = f.Write(rec)
+		require.NoError(t, err)
+		require.NoError(t, flush())
+		require.Equal(t, int64(2), c.flushes.Load())
+		// The next write is durable again only after a write+flush pair.
+		_, err = f.Write(rec)
+		require.NoError(t, err)
+		require.NoError(t, flush())
+		require.Equal(t, int64(3), c.flushes.Load())
+		_, err = f.Write(rec)
+		require.NoError(t, err)
+		// Another descriptor writes: the flush must cover it.
+		o, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+		require.NoError(t, err)
+		_, err = o.WriteString("other")
+		require.NoError(t, err)
+		require.NoError(t, o.Close())
+		require.NoError(t, flush())
+		require.Equal(t, int64(4), c.flushes.Load())
+		require.NoError(t, f.Close())
+		got, err := os.ReadFile(name)
+		require.NoError(t, err)
+		require.Equal(t, 24*1000+5, len(got))
+	}
+}

@@ -56,6 +56,7 @@ type File struct {
 	known known // blocks whose bytes are known without a read (tail_linux.go)
 
 	flush flushGroup // Sync and Datasync: group commit, sticky failure (sync_linux.go)
+	dur   durability // what a flush must still cover; durable writes in one trip (through_linux.go)
 }
 
 const refClosed = 1 << 62
@@ -163,6 +164,7 @@ func (f *File) setup(mode DirectMode) error {
 		}
 	}
 	f.known.init(st)
+	f.dur.init()
 	if f.s.RegisterFile(f.fd) == nil {
 		f.fixed = true
 	}

@@ -105,6 +105,7 @@ func (f *File) Truncate(size int64) error {
 		return &fs.PathError{Op: "truncate", Path: f.name, Err: err}
 	}
 	err = ignoringEINTR(func() error { return unix.Ftruncate(f.fd, size) })
+	f.dur.changed()
 	f.changedSize(seq, err == nil, func(k *known) { k.truncated(size) })
 	if err != nil {
 		return &fs.PathError{Op: "truncate", Path: f.name, Err: err}

@@ -39,6 +39,10 @@ func (f *File) Sync() error {
 		return err
 	}
 	defer f.release()
+	f.dur.called(true)
+	if f.nothingToFlush(true) {
+		return f.flush.failed()
+	}
 	return f.flush.sync(true, f.doFlush)
 }
 
@@ -51,6 +55,10 @@ func (f *File) Datasync() error {
 		return err
 	}
 	defer f.release()
+	f.dur.called(false)
+	if f.nothingToFlush(false) {
+		return f.flush.failed()
+	}
 	return f.flush.sync(false, f.doFlush)
 }
 
@@ -62,6 +70,7 @@ func (f *File) doFlush(full bool) (sticky bool, err error) {
 	if full {
 		op = "sync"
 	}
+	data, meta := f.dur.snapshot()
 	if full {
 		err = f.s.Fsync(f.fd)
 	} else {
@@ -70,6 +79,7 @@ func (f *File) doFlush(full bool) (sticky bool, err error) {
 	if err != nil {
 		return true, f.pathErr(op, err)
 	}
+	f.dur.flushed(full, data, meta)
 	return false, nil
 }
 
@@ -228,6 +238,7 @@ func (f *File) WriteAtDSync(b []byte, off int64) (int, error) {
 		return 0, err
 	}
 	n, err := f.writeAt(b, off, unix.RWF_DSYNC)
+	f.dur.done(unix.RWF_DSYNC)
 	return n, f.pathErr("write", err)
 }
 
@@ -271,6 +282,7 @@ func (f *File) preallocate(op string, mode uint32, off, n int64) error {
 	// The bytes fallocate adds read as zeros, and lie past the old size,
 	// hence past zeroFrom: nothing the File knows changes.
 	err = f.s.Fallocate(f.fd, mode, off, n)
+	f.dur.changed()
 	f.changedSize(seq, err == nil, func(*known) {})
 	return f.pathErr(op, err)
 }

@@ -44,7 +44,7 @@ func (f *File) Write(b []byte) (int, error) {
 		f.mu.Lock()
 		off := f.pos
 		f.mu.Unlock()
-		n, err = f.writeAt(b, off, 0)
+		n, err = f.writeDurably(b, off)
 		f.mu.Lock()
 		f.pos = off + int64(n)
 		f.mu.Unlock()
@@ -62,15 +62,38 @@ func (f *File) Write(b []byte) (int, error) {
 // other appenders), and the kernel refuses O_DIRECT at an unaligned end.
 // The cursor ends at the file's end, as the kernel leaves it.
 func (f *File) appendWrite(b []byte) (int, error) {
-	n, err := f.s.WriteAtFlags(f.bfd, b, 0, unix.RWF_APPEND)
+	seq, _, err := f.beginChange()
+	if err != nil {
+		return 0, err
+	}
+	rwf := f.dur.take()
+	n, err := f.s.WriteAtFlags(f.bfd, b, 0, unix.RWF_APPEND|rwf)
+	f.dur.done(rwf)
 	var st unix.Stat_t
-	if serr := unix.Fstat(f.bfd, &st); serr == nil {
-		f.mu.Lock()
+	serr := unix.Fstat(f.bfd, &st)
+	f.mu.Lock()
+	if serr == nil {
 		f.pos = st.Size
-		f.mu.Unlock()
-	} else if err == nil {
+		f.known.end(seq, &st)
+	} else {
+		f.known.end(seq, nil)
+	}
+	f.mu.Unlock()
+	if err == nil {
 		err = serr
 	}
+	return n, err
+}
+
+// writeDurably is writeAt for Write and WriteAt: durable in one trip
+// when the File expects a flush right after it (through_linux.go).
+func (f *File) writeDurably(b []byte, off int64) (int, error) {
+	var rwf uint32
+	if f.direct {
+		rwf = f.dur.take()
+	}
+	n, err := f.writeAt(b, off, rwf)
+	f.dur.done(rwf)
 	return n, err
 }
 
@@ -99,7 +122,7 @@ func (f *File) WriteAt(b []byte, off int64) (int, error) {
 	if err := f.flush.failed(); err != nil {
 		return 0, err // the first failed flush, for ever (sync_linux.go)
 	}
-	n, err := f.writeAt(b, off, 0)
+	n, err := f.writeDurably(b, off)
 	return n, f.pathErr("write", err)
 }
 
@@ -189,8 +212,14 @@ func (f *File) writeSpan(b []byte, off, start, end, wend, ksize int64, seq uint6
 	last := f.alignDown(wend) // the block holding the write's end
 	if dend > start {
 		dlen := min(dend, wend) - off
+		// RWF_DSYNC or RWF_SYNC go with the last write only: its flush
+		// covers the direct part, which completed before it began.
+		drwf := rwf
+		if dend < end {
+			drwf = 0
+		}
 		if off == start && min(dend, wend) == dend && f.aligned(b[:dlen], off) {
-			n, err := f.s.WriteAtFlags(f.fd, b[:dlen], off, rwf)
+			n, err := f.s.WriteAtFlags(f.fd, b[:dlen], off, drwf)
 			f.mu.Lock()
 			f.known.wrote(off, b[:n])
 			f.mu.Unlock()
@@ -210,7 +239,7 @@ func (f *File) writeSpan(b []byte, off, start, end, wend, ksize int64, seq uint6
 				}
 			}
 			copy(buf[off-start:], b[:dlen])
-			n, err := f.s.WriteAtFlags(f.fd, buf, start, rwf)
+			n, err := f.s.WriteAtFlags(f.fd, buf, start, drwf)
 			written := 0
 			if n > int(off-start) {
 				written = min(int(dlen), n-int(off-start))
