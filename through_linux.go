@@ -49,10 +49,10 @@ func (d *durability) take() uint32 {
 
 // done records a change that completed (or failed) with flags rwf.
 func (d *durability) done(rwf uint32) {
-	if rwf&unix.RWF_DSYNC == 0 { // RWF_SYNC includes RWF_DSYNC's bit
+	if rwf&(unix.RWF_DSYNC|unix.RWF_SYNC) == 0 {
 		d.dirtyData.Add(1)
 	}
-	if rwf&unix.RWF_SYNC != unix.RWF_SYNC {
+	if rwf&unix.RWF_SYNC == 0 {
 		d.dirtyMeta.Add(1)
 	}
 }
