@@ -38,7 +38,7 @@ func presetWAL(ctx context.Context, s *suite) error {
 	if s.c.durSet {
 		dur = s.c.duration
 	}
-	const capBytes = 256 << 20 // the log file: appends stop at its end
+	const capBytes = 128 << 20 // the log file: appends stop at its end
 	sizes := []int{100, 1 << 10, 4 << 10, 16 << 10, 64 << 10}
 	kinds := []string{"growing", "preallocated", "recycled"}
 	dir, err := os.MkdirTemp(s.e.dir, "testbench-wal-")
@@ -131,8 +131,15 @@ func (c *walReads) RequestDone(ev sched.RequestEvent) {
 }
 
 // walPrepare makes the log file of kind at name: empty, preallocated, or
-// written (O_DIRECT, zeros) and synced.
+// written (O_DIRECT, zeros) and synced. A recycled file is made once and
+// used again: every run leaves it written.
 func walPrepare(name, kind string, size int64) error {
+	name += "-" + kind
+	if kind == "recycled" {
+		if st, err := os.Stat(name); err == nil && st.Size() == size {
+			return nil
+		}
+	}
 	os.Remove(name)
 	switch kind {
 	case "growing":
@@ -179,6 +186,7 @@ func walRun(ctx context.Context, dir string, c walCase) Result {
 		r.Error = err.Error()
 		return r
 	}
+	name += "-" + c.kind
 	reads := &walReads{}
 	var l walLog
 	if c.backend == "diskio" {
@@ -294,7 +302,7 @@ func walFio(ctx context.Context, dir, group, kind string, size int, dur time.Dur
 		r.Error = err.Error()
 		return r
 	}
-	defer os.Remove(name)
+	name += "-" + kind
 	args := []string{"--name=wal", "--filename=" + name, "--size=" + strconv.FormatInt(capBytes, 10), "--rw=write",
 		"--bs=" + strconv.Itoa(size), "--ioengine=psync", "--fdatasync=1", "--fallocate=none",
 		"--runtime=" + strconv.FormatInt(max(1, dur.Milliseconds()), 10) + "ms",
