@@ -117,12 +117,15 @@ func (f *File) Truncate(size int64) error {
 // touches locked): it forgets what another descriptor may have made stale
 // and returns the kernel's size.
 func (f *File) beginChange() (seq uint64, ksize int64, err error) {
+	f.mu.Lock()
+	before := f.known.seq
+	f.mu.Unlock()
 	var st unix.Stat_t
 	if err := unix.Fstat(f.fd, &st); err != nil {
 		return 0, 0, err
 	}
 	f.mu.Lock()
-	f.known.check(&st)
+	f.known.check(&st, before)
 	seq = f.known.begin()
 	f.mu.Unlock()
 	return seq, st.Size, nil

@@ -35,6 +35,7 @@ type known struct {
 	zeroTo   int64
 	stamp    fileStamp
 	seq      uint64 // counts this File's changes begun and ended (f.mu)
+	inflight int    // this File's changes begun and not ended
 	blocks   [knownBlocks]knownBlock
 	next     int        // the entry put replaces next
 	window   knownBlock // bytes read ahead below the size (a recycled file's old data)
@@ -73,21 +74,30 @@ func (k *known) init(st unix.Stat_t) {
 	k.window.at = -1
 }
 
-// check compares the file as it is now (st) with what this File recorded,
-// and forgets what may be stale (f.mu held).
-func (k *known) check(st *unix.Stat_t) {
+// check compares the file as it is now (st, from an fstat begun when seq
+// was k.seq) with what this File recorded, and forgets what may be stale
+// (f.mu held). Past st.Size all is zeros, unless a change of this File
+// was under way meanwhile: its bytes may have landed after the fstat.
+func (k *known) check(st *unix.Stat_t, seq uint64) {
 	if k.stamp.ok && k.stamp == stampOf(st) {
 		return
 	}
-
-	k.zeroFrom, k.zeroTo = st.Size, maxOffset
+	k.zeroFrom, k.zeroTo = maxOffset, maxOffset
+	if k.seq == seq && k.inflight == 0 {
+		k.zeroFrom = st.Size
+	}
 	k.forget(0, maxOffset)
 	k.stamp = fileStamp{}
 }
 
+// alone reports whether the change seq is the only one of this File since
+// it began: then what the kernel said during it holds for the other pages.
+func (k *known) alone(seq uint64) bool { return k.seq == seq && k.inflight == 1 }
+
 // begin counts a change of ours in; the result goes to end.
 func (k *known) begin() uint64 {
 	k.seq++
+	k.inflight++
 	return k.seq
 }
 
@@ -95,12 +105,13 @@ func (k *known) begin() uint64 {
 // failed): trusted only if no other change of ours began or ended while it
 // was under way, since the kernel may have seen theirs half done.
 func (k *known) end(seq uint64, st *unix.Stat_t) {
-	if st != nil && k.seq == seq {
+	if st != nil && k.alone(seq) {
 		k.stamp = stampOf(st)
 	} else {
 		k.stamp = fileStamp{}
 	}
 	k.seq++
+	k.inflight--
 }
 
 // get returns the n bytes kept at at, or nil.
@@ -192,8 +203,9 @@ func (k *known) truncated(size int64) {
 // knownBlock fills blk (one block at at) with the file's bytes without a
 // read, if it can: zeros at or past ksize (the kernel's size) or zeroFrom,
 // a kept block, or a hole or unwritten extent by SEEK_DATA. It reports
-// whether it did. The caller holds the block's range lock.
-func (f *File) knownBlock(blk []byte, at, ksize int64) bool {
+// whether it did. The caller holds the block's range lock, in its change
+// seq.
+func (f *File) knownBlock(blk []byte, at, ksize int64, seq uint64) bool {
 	f.mu.Lock()
 	if at >= ksize || f.known.zero(at, at+int64(len(blk))) {
 		f.mu.Unlock()
@@ -217,7 +229,10 @@ func (f *File) knownBlock(blk []byte, at, ksize int64) bool {
 		return false
 	}
 	f.mu.Lock()
-	f.known.zeroFrom, f.known.zeroTo = at, data
+	if f.known.alone(seq) {
+		// Other pages too: no write of this File was under way.
+		f.known.zeroFrom, f.known.zeroTo = at, data
+	}
 	f.mu.Unlock()
 	clear(blk)
 	return true
@@ -225,7 +240,7 @@ func (f *File) knownBlock(blk []byte, at, ksize int64) bool {
 
 // readKnown fills blk (the block at at, below ksize) from the disk, and
 // reads ahead: up to knownWindow bytes from at are kept, if no other change
-// of this File (seq is the caller's) began or ended meanwhile.
+// of this File (seq is the caller's) was under way meanwhile.
 func (f *File) readKnown(blk []byte, at, ksize int64, seq uint64) error {
 	n := min(int64(knownWindow), f.alignUp(ksize)-at)
 	buf := f.getBounce(int(max(n, int64(len(blk)))))
@@ -238,7 +253,7 @@ func (f *File) readKnown(blk []byte, at, ksize int64, seq uint64) error {
 	clear(buf[got:])
 	copy(blk, buf)
 	f.mu.Lock()
-	if f.known.seq == seq {
+	if f.known.alone(seq) {
 		w := &f.known.window
 		if cap(w.buf) < len(buf) {
 			w.buf = make([]byte, len(buf))

@@ -269,7 +269,7 @@ func (f *File) writeSpan(b []byte, off, start, end, wend, ksize int64, seq uint6
 		// file); else forget it.
 		blk = f.getBounce(int(f.block))
 		defer f.putBounce(blk)
-		if !f.knownBlock(blk, last, ksize) {
+		if !f.knownBlock(blk, last, ksize, seq) {
 			blk = nil
 		}
 	}
@@ -293,7 +293,7 @@ func (f *File) fillEdge(blk []byte, at, off, end, ksize int64, seq uint64) error
 	if off <= at && at+f.block <= end {
 		return nil // overwritten whole
 	}
-	if f.knownBlock(blk, at, ksize) {
+	if f.knownBlock(blk, at, ksize, seq) {
 		return nil
 	}
 	return f.readKnown(blk, at, ksize, seq)
