@@ -51,7 +51,8 @@ type File struct {
 	// does for regular files.
 	posMu sync.Mutex
 
-	locks rangeLocks // pages being written
+	locks  rangeLocks   // pages being written
+	mixing sync.RWMutex // direct writes (read-locked) never overlap a buffered one (write_linux.go)
 
 	known known // blocks whose bytes are known without a read (tail_linux.go)
 

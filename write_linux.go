@@ -219,7 +219,7 @@ func (f *File) writeSpan(b []byte, off, start, end, wend, ksize int64, seq uint6
 			drwf = 0
 		}
 		if off == start && min(dend, wend) == dend && f.aligned(b[:dlen], off) {
-			n, err := f.s.WriteAtFlags(f.fd, b[:dlen], off, drwf)
+			n, err := f.directWrite(b[:dlen], off, drwf)
 			f.mu.Lock()
 			f.known.wrote(off, b[:n])
 			f.mu.Unlock()
@@ -239,7 +239,7 @@ func (f *File) writeSpan(b []byte, off, start, end, wend, ksize int64, seq uint6
 				}
 			}
 			copy(buf[off-start:], b[:dlen])
-			n, err := f.s.WriteAtFlags(f.fd, buf, start, drwf)
+			n, err := f.directWrite(buf, start, drwf)
 			written := 0
 			if n > int(off-start) {
 				written = min(int(dlen), n-int(off-start))
@@ -273,7 +273,9 @@ func (f *File) writeSpan(b []byte, off, start, end, wend, ksize int64, seq uint6
 			blk = nil
 		}
 	}
+	f.mixing.Lock()
 	n, err := f.s.WriteAtFlags(f.bfd, rest, at, rwf)
+	f.mixing.Unlock()
 	f.mu.Lock()
 	f.known.wrote(at, rest[:max(n, 0)])
 	if err == nil && n == len(rest) && blk != nil {
@@ -300,6 +302,20 @@ func (f *File) fillEdge(blk []byte, at, off, end, ksize int64, seq uint64) error
 }
 
 func (f *File) pageDown(off int64) int64 { return off - off%f.page }
+
+// directWrite is an O_DIRECT write of whole blocks. It never runs while a
+// buffered write of this File is in flight (f.mixing): page-range locks
+// are not enough where the page cache uses large folios (ext4 since 6.16),
+// since a folio dirtied by a buffered write to a neighbouring page while
+// a direct write is in flight cannot be dropped after it, and the kernel
+// then reports EIO to the next fsync ("Page cache invalidation failure
+// on direct I/O"; dio_warn_stale_pagecache). A buffered write before or
+// after is fine: the direct write writes the folio back first.
+func (f *File) directWrite(b []byte, off int64, rwf uint32) (int, error) {
+	f.mixing.RLock()
+	defer f.mixing.RUnlock()
+	return f.s.WriteAtFlags(f.fd, b, off, rwf)
+}
 
 // rangeLocks locks byte ranges [start, end) of a file. Writers of
 // overlapping block spans wait for each other; disjoint spans proceed in
