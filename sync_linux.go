@@ -40,6 +40,7 @@ func (f *File) Sync() error {
 	}
 	defer f.release()
 	f.dur.called(true)
+	defer f.dur.flushDone()
 	if f.nothingToFlush(true) {
 		return f.flush.failed()
 	}
@@ -56,6 +57,7 @@ func (f *File) Datasync() error {
 	}
 	defer f.release()
 	f.dur.called(false)
+	defer f.dur.flushDone()
 	if f.nothingToFlush(false) {
 		return f.flush.failed()
 	}
@@ -238,7 +240,7 @@ func (f *File) WriteAtDSync(b []byte, off int64) (int, error) {
 		return 0, err
 	}
 	n, err := f.writeAt(b, off, unix.RWF_DSYNC)
-	f.dur.done(unix.RWF_DSYNC)
+	f.dur.record(unix.RWF_DSYNC)
 	return n, f.pathErr("write", err)
 }
 

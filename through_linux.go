@@ -32,6 +32,7 @@ type durability struct {
 	cleanData, cleanMeta atomic.Uint64
 	writes               atomic.Int32  // writes since the last flush call
 	through              atomic.Uint32 // RWF_SYNC or RWF_DSYNC for the next write, or 0
+	busy                 atomic.Int32  // writes and flush calls under way
 }
 
 func (d *durability) init() {
@@ -41,14 +42,23 @@ func (d *durability) init() {
 	d.dirtyMeta.Store(1)
 }
 
-// take returns the RWF flags the next ordinary write should carry.
+// take returns the RWF flags the next ordinary write should carry; the
+// write calls done when it ends.
 func (d *durability) take() uint32 {
+	d.busy.Add(1)
 	d.writes.Add(1)
 	return d.through.Swap(0)
 }
 
-// done records a change that completed (or failed) with flags rwf.
+// done records a write taken with take that completed (or failed) with
+// flags rwf.
 func (d *durability) done(rwf uint32) {
+	d.busy.Add(-1)
+	d.record(rwf)
+}
+
+// record counts a change that completed (or failed) with flags rwf.
+func (d *durability) record(rwf uint32) {
 	if rwf&(unix.RWF_DSYNC|unix.RWF_SYNC) == 0 {
 		d.dirtyData.Add(1)
 	}
@@ -58,12 +68,15 @@ func (d *durability) done(rwf uint32) {
 }
 
 // changed records a change of the size or the allocation.
-func (d *durability) changed() { d.done(0) }
+func (d *durability) changed() { d.record(0) }
 
-// called notes a flush call: at most one write since the last one makes
+// called notes a flush call (ended with flushDone): at most one write
+// since the last one, and nothing else under way (one writer, not a group
+// committing together: there a durable write would commit alone), makes
 // the next write a durable one.
 func (d *durability) called(full bool) {
-	if n := d.writes.Swap(0); n > 1 {
+	alone := d.busy.Add(1) == 1
+	if n := d.writes.Swap(0); n > 1 || !alone {
 		d.through.Store(0)
 	} else if full {
 		d.through.Store(unix.RWF_SYNC)
@@ -71,6 +84,8 @@ func (d *durability) called(full bool) {
 		d.through.Store(unix.RWF_DSYNC)
 	}
 }
+
+func (d *durability) flushDone() { d.busy.Add(-1) }
 
 // clean reports whether every change this File completed is covered by a
 // flush, or was durable when it completed.
