@@ -62,6 +62,14 @@ type File struct {
 
 const refClosed = 1 << 62
 
+// wholeBlocks would align the File's I/O to the filesystem's block (and
+// the device's physical block) rather than the smallest O_DIRECT unit, so
+// that no direct write covers part of a filesystem block. Measured
+// (BenchmarkWALAppend, 100 B and 1 KiB appends with Datasync each, two
+// rounds): the 4 KiB unit was slower in 7 of 8 cases (0.57-0.86x of the
+// 512 B unit), so it is off.
+var wholeBlocks = false
+
 var errWriteAtInAppendMode = errors.New("os: invalid use of WriteAt on file opened with O_APPEND")
 
 // Open opens the named file for reading, like os.Open.
@@ -159,6 +167,17 @@ func (f *File) setup(mode DirectMode) error {
 				break
 			}
 			f.fd, f.direct, f.block, f.mem = dfd, true, int64(a.Offset), uintptr(a.Memory)
+			if wholeBlocks {
+				// Partial blocks are written whole: a direct write of
+				// part of a filesystem or device block is serialised by
+				// ext4 (inode lock, waiting for all direct I/O) and
+				// zero-filled around by iomap when the block is new.
+				u := int64(a.WriteUnit())
+				if bs := int64(st.Blksize); bs > u && bs%u == 0 && bs <= 64<<10 {
+					u = bs
+				}
+				f.block = u
+			}
 			f.page = max(f.block, int64(os.Getpagesize()))
 		case mode == DirectRequired:
 			return err
