@@ -426,15 +426,21 @@ func procStatus() (threads, rss int64) {
 }
 
 // BenchmarkWALAppend: one writer appending 100 B and 1 KiB records with
-// Datasync after each, on a preallocated and a recycled file, with the
-// File's unit the smallest O_DIRECT one (512 B here) or the filesystem
-// block (4 KiB), against os.File (write + fdatasync). Metric: appends/s.
+// Datasync after each, on a growing, a preallocated and a recycled file:
+// diskio, diskio without durable writes in one trip (write, then
+// fdatasync), diskio with the filesystem block as its unit, os.File
+// (write + fdatasync). Metric: appends/s.
 //
 //	go test -run '^$' -bench WALAppend -benchtime 2000x -count 2 .
 func BenchmarkWALAppend(b *testing.B) {
-	for _, kind := range []string{"prealloc", "recycled"} {
+	kinds := []string{"growing", "prealloc", "recycled"}
+	backends := []string{"diskio", "diskio-two-trips", "diskio-fsblock", "os.File"}
+	if v := os.Getenv("DISKIO_BENCH_WAL_BACKENDS"); v != "" {
+		backends = strings.Split(v, ",")
+	}
+	for _, kind := range kinds {
 		for _, size := range []int{100, 1024} {
-			for _, be := range []string{"diskio-512", "diskio-fsblock", "os.File"} {
+			for _, be := range backends {
 				b.Run(fmt.Sprintf("%s/%d/%s", kind, size, be), func(b *testing.B) {
 					name := filepath.Join(benchDir(b), "wal")
 					n := int64(b.N+1) * int64(size)
@@ -445,7 +451,7 @@ func BenchmarkWALAppend(b *testing.B) {
 					}
 					if kind == "prealloc" {
 						err = unix.Fallocate(int(o.Fd()), 0, 0, n)
-					} else {
+					} else if kind == "recycled" {
 						_, err = o.Write(make([]byte, n))
 						if err == nil {
 							err = unix.Fdatasync(int(o.Fd()))
@@ -469,9 +475,9 @@ func BenchmarkWALAppend(b *testing.B) {
 						flush = func() error { return ignoringEINTR(func() error { return unix.Fdatasync(int(f.Fd())) }) }
 						done = f.Close
 					} else {
-						wholeBlocks = be == "diskio-fsblock"
+						wholeBlocks, oneTrip = be == "diskio-fsblock", be != "diskio-two-trips"
 						f, err := OpenFile(name, os.O_RDWR, 0)
-						wholeBlocks = false
+						wholeBlocks, oneTrip = false, true
 						if err != nil {
 							b.Fatal(err)
 						}

@@ -23,6 +23,10 @@ import (
 // time says so), or the File has not flushed since it was opened. If a
 // second write comes before the flush, it is an ordinary write and the
 // flush is issued as usual (group commit).
+// oneTrip enables durable writes in one trip (BenchmarkWALAppend turns it
+// off to compare).
+var oneTrip = true
+
 type durability struct {
 	// dirtyData counts changes a fdatasync must cover, dirtyMeta those
 	// an fsync must (every change: timestamps); both count at
@@ -76,7 +80,7 @@ func (d *durability) changed() { d.record(0) }
 // the next write a durable one.
 func (d *durability) called(full bool) {
 	alone := d.busy.Add(1) == 1
-	if n := d.writes.Swap(0); n > 1 || !alone {
+	if n := d.writes.Swap(0); n > 1 || !alone || !oneTrip {
 		d.through.Store(0)
 	} else if full {
 		d.through.Store(unix.RWF_SYNC)
