@@ -88,9 +88,9 @@ func (f *File) appendWrite(b []byte) (int, error) {
 // writeDurably is writeAt for Write and WriteAt: durable in one trip
 // when the File expects a flush right after it (through_linux.go).
 func (f *File) writeDurably(b []byte, off int64) (int, error) {
-	var rwf uint32
-	if f.direct {
-		rwf = f.dur.take()
+	rwf := f.dur.take()
+	if !f.direct {
+		rwf = 0 // a buffered RWF_DSYNC write would pay the writeback alone
 	}
 	n, err := f.writeAt(b, off, rwf)
 	f.dur.done(rwf)
