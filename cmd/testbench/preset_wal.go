@@ -28,8 +28,8 @@ import (
 // and a recycled one (written and synced before, appended to from 0
 // again: Pebble's trick); then 16 and 64 writers appending 4 KiB records
 // with Datasync each, sharing flushes (group commit). diskio's File
-// against os.File (buffered write + fsync/fdatasync) and fio (--rw=write
-// --fdatasync=1, psync, at the same sizes). The note says the reads the
+// against os.File (buffered write + fsync/fdatasync) and, with -fio, fio
+// (--rw=write --fdatasync=1, psync, at the same sizes). The note says the reads the
 // appends cost: read requests per append from diskio's tracer, and
 // bytes per append the process read from the disk (/proc/self/io
 // read_bytes: the kernel's read-on-write of a partial page counts too).
@@ -62,7 +62,7 @@ func presetWAL(ctx context.Context, s *suite) error {
 						return err
 					}
 				}
-				if !full {
+				if !full && s.c.fio {
 					s.rep.Results = append(s.rep.Results, walFio(ctx, dir, group, kind, size, dur, capBytes))
 				}
 			}
@@ -120,10 +120,11 @@ func (l diskioLog) flush(full bool) error {
 	return l.Datasync()
 }
 
-// walReads counts read requests for the tracer column.
-type walReads struct{ n atomic.Int64 }
+// walReads counts read requests for the tracer column, and the
+// scheduler's system calls.
+type walReads struct{ n, sys atomic.Int64 }
 
-func (c *walReads) SyscallDone(sched.SyscallEvent) {}
+func (c *walReads) SyscallDone(sched.SyscallEvent) { c.sys.Add(1) }
 func (c *walReads) RequestDone(ev sched.RequestEvent) {
 	if ev.Op == sched.OpRead {
 		c.n.Add(1)
@@ -266,8 +267,12 @@ func walRun(ctx context.Context, dir string, c walCase) Result {
 	r.CPUUsPerOp = us(u.CPU) / float64(n)
 	r.ThreadsPeak, r.AllocsPerOp = u.PeakThreads, float64(u.Allocs)/float64(n)
 	r.Note = fmt.Sprintf("reads/append %.3f (tracer), %.0f B read/append", float64(reads.n.Load())/float64(n), float64(readBytes)/float64(n))
+	// The scheduler's system calls (the File's fstat calls are not
+	// counted); os.File makes two per append.
+	r.SyscallsPerOp = float64(reads.sys.Load()) / float64(n)
 	if c.backend != "diskio" {
 		r.Note = fmt.Sprintf("%.0f B read/append", float64(readBytes)/float64(n))
+		r.SyscallsPerOp = 2
 	}
 	return r
 }
