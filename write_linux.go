@@ -180,6 +180,26 @@ func (f *File) writeChunk(b []byte, off int64, rwf uint32) (int, error) {
 	f.locks.lock(ls, le)
 	defer f.locks.unlock(ls, le)
 
+	if f.aligned(b, off) {
+		// Whole blocks need nothing the File knows. With other changes
+		// of this File under way (group commit) the file's state cannot
+		// be recorded anyway: skip the two fstat calls.
+		f.mu.Lock()
+		busy := f.known.inflight > 0
+		var seq uint64
+		if busy {
+			seq = f.known.begin()
+		}
+		f.mu.Unlock()
+		if busy {
+			n, err := f.directWrite(b, off, rwf)
+			f.mu.Lock()
+			f.known.wrote(off, b[:max(n, 0)])
+			f.known.end(seq, nil)
+			f.mu.Unlock()
+			return n, err
+		}
+	}
 	seq, ksize, err := f.beginChange()
 	if err != nil {
 		return 0, err
