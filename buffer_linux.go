@@ -346,9 +346,6 @@ func (sc *manyScratch) read(f *File) error {
 	for i := range sc.groups {
 		sc.groups[i].mem = sc.mems[i]
 	}
-	f.mu.Lock()
-	size, padded := f.size, !f.settled()
-	f.mu.Unlock()
 	var first error
 	if len(sc.groups) == 1 {
 		// One read: the scheduler's idle fast path may take it.
@@ -377,12 +374,6 @@ func (sc *manyScratch) read(f *File) error {
 					first = err
 				}
 			}
-		}
-	}
-	if padded {
-		for i := range sc.groups {
-			g := &sc.groups[i]
-			g.got = int(min(int64(g.got), max(size-g.start, 0)))
 		}
 	}
 	return first

@@ -8,8 +8,6 @@ import (
 	"sync"
 	"syscall"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // io.ReaderFrom and io.WriterTo, so that io.Copy in or out of a File does
@@ -192,8 +190,8 @@ func copyFiles(dst, src *File) (int64, error) {
 		return w, nil
 	})
 	if grown && n < total-soff {
-		if terr := dst.truncateTo(max(dsize, doff+n)); terr != nil && err == nil {
-			err = terr
+		if terr := dst.truncate(max(dsize, doff+n)); terr != nil && err == nil {
+			err = dst.pathErr("truncate", terr)
 		}
 	}
 	src.mu.Lock()
@@ -300,21 +298,6 @@ func (f *File) pipe(off int64, write func(p []byte, at int64) (int, error)) (int
 		}
 	}
 	return n, nil
-}
-
-// truncateTo is Truncate without the access and closed checks (the
-// caller holds a reference): it cuts back a preallocation.
-func (f *File) truncateTo(size int64) error {
-	f.locks.lock(0, maxOffset)
-	defer f.locks.unlock(0, maxOffset)
-	if err := ignoringEINTR(func() error { return unix.Ftruncate(f.fd, size) }); err != nil {
-		return f.pathErr("truncate", err)
-	}
-	f.mu.Lock()
-	f.size, f.disk = size, size
-	f.changed()
-	f.mu.Unlock()
-	return nil
 }
 
 // copyBuffer is one chunk's memory, from the scheduler and given back to

@@ -40,22 +40,24 @@ func ExampleStartTracing() {
 	}
 	defer f.Close()
 	m := rec.Mark()
-	if _, err := f.WriteAt(make([]byte, 4096), 0); err != nil {
+	const off, n = 40960, 12288
+	if _, err := f.WriteAt(make([]byte, n), off); err != nil {
 		log.Fatal(err)
 	}
-	if _, err := f.ReadAt(make([]byte, 4096), 0); err != nil {
+	if _, err := f.ReadAt(make([]byte, n), off); err != nil {
 		log.Fatal(err)
 	}
+	// The recorder sees the whole process; pick this example's requests.
 	for _, r := range rec.SnapshotSince(m).Requests {
-		if r.Fd == int32(f.Fd()) {
+		if r.Off == off && r.Len == n {
 			fmt.Println(r.Op, r.Off, r.Len)
 		}
 	}
 	// snap.WriteSummary(os.Stdout), snap.WriteFiles(prefix): see package trace.
 
 	// Output:
-	// write 0 4096
-	// read 0 4096
+	// write 40960 12288
+	// read 40960 12288
 }
 
 // WithScheduler sends a File's I/O through a scheduler of your own (its

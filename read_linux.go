@@ -77,48 +77,16 @@ func (f *File) readAt(b []byte, off int64) (int, error) {
 	if off+int64(len(b)) < 0 {
 		return 0, syscall.EINVAL // the kernel's check: the range overflows
 	}
-	// Only while our own padded writes are outstanding does the file on
-	// disk extend past the logical size; otherwise the kernel's end of
-	// file is the truth (other descriptors may have moved it). No lock:
-	// the generation is read before the view, and again after the read.
-	gen := f.viewGen.Load()
-	view := f.view.Load()
-	size := view &^ viewPadded
-	if view&viewPadded != 0 {
-		if off >= size {
-			return 0, nil
-		}
-		if rest := size - off; int64(len(b)) > rest {
-			b = b[:rest]
-		}
-	}
-	if testHookReadAfterView != nil {
-		testHookReadAfterView()
-	}
-	var n int
-	var err error
+	// The kernel's end of file is the truth: the File never writes past
+	// what it was given (write_linux.go).
 	switch {
 	case !f.direct:
-		n, err = f.readCached(b, off) // page cache first (buffered_linux.go)
+		return f.readCached(b, off) // page cache first (buffered_linux.go)
 	case f.aligned(b, off):
-		n, err = f.s.ReadAt(f.fd, b, off)
-	default:
-		n, err = f.bounceRead(b, off)
+		return f.s.ReadAt(f.fd, b, off)
 	}
-	// A write of ours that began during the read may have padded its last
-	// block already, or extended the file with data the read met before
-	// it landed: past the size we started from, the bytes are not known
-	// to be data. (Unchanged generation: no write of ours overlapped.)
-	if end := off + int64(n); end > size && f.viewGen.Load() != gen {
-		size = min(size, f.view.Load()&^viewPadded) // a truncate may have shrunk it
-		n = int(max(size-off, 0))
-	}
-	return n, err
+	return f.bounceRead(b, off)
 }
-
-// testHookReadAfterView, when set by a test, runs between readAt's look at
-// the size and its read, to widen the race with a concurrent write.
-var testHookReadAfterView func()
 
 // bounceRead reads through aligned bounce buffers, at most maxBounce at a
 // time; it returns fewer bytes (and no error) at end of file.
@@ -147,5 +115,3 @@ func (f *File) bounceRead(b []byte, off int64) (int, error) {
 	}
 	return done, nil
 }
-
-// settled reports (with f.mu held) that the kernel's size is the logical

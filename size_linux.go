@@ -11,60 +11,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Size tracking: the logical size, the size on disk with padding, the
-// lock-free view readers use, and the operations that change or report
-// the size (Stat, Truncate, Seek).
+// Size: the operations that change or report it (Stat, Truncate, Seek).
 
-const viewPadded = 1 << 62 // in File.view: padding or writes outstanding
-
-// publish makes size and settled() visible to lock-free readers; call it
-// with f.mu held after any change. view is stored before viewGen, so a
-// reader that sees the new generation also sees the new view.
-func (f *File) publish() {
-	v := f.size
-	if !f.settled() {
-		v |= viewPadded
-	}
-	f.view.Store(v)
-	f.viewGen.Store(f.gen)
-}
-
-// changed records a change of size, disk or writing (f.mu held).
-func (f *File) changed() {
-	f.gen++
-	f.publish()
-}
-
-// size: no padding of ours is outstanding and no write of ours is in
-// flight (it may have padded already without having told us).
-func (f *File) settled() bool { return f.disk == f.size && f.writing == 0 }
-
-// sizeNow returns the logical size. Without padding of our own outstanding
-// it asks the kernel, since other descriptors may have changed the size;
-// with padding outstanding (between an unaligned O_DIRECT write that grew
-// the file and the next Sync or Close) our record is the truth and other
-// descriptors' changes to the size are not seen.
+// sizeNow returns the file's size: the kernel's. The File never writes a
+// byte past what it was given (write_linux.go), so the kernel's size is
+// the logical size at every moment, changes through other descriptors
+// included.
 func (f *File) sizeNow() (int64, error) {
-	f.mu.Lock()
-	if !f.settled() {
-		defer f.mu.Unlock()
-		return f.size, nil
-	}
-	gen := f.gen
-	f.mu.Unlock()
 	var st unix.Stat_t
 	if err := unix.Fstat(f.fd, &st); err != nil {
 		return 0, err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	// Believe the kernel only if nothing of ours changed the file while
-	// it answered (a write, a truncate, a trim of padding).
-	if f.settled() && f.gen == gen {
-		f.size, f.disk = st.Size, st.Size
-		f.publish()
-	}
-	return f.size, nil
+	return st.Size, nil
 }
 
 // Seek sets the cursor for the next Read or Write, like os.File.Seek
@@ -122,7 +80,7 @@ func (f *File) Seek(offset int64, whence int) (int64, error) {
 	return f.pos, nil
 }
 
-// Stat returns the file's FileInfo; Size is the exact logical size.
+// Stat returns the file's FileInfo; Size is the exact size.
 func (f *File) Stat() (fs.FileInfo, error) {
 	if p, ok := f.plainPath(); ok {
 		return p.Stat()
@@ -131,30 +89,8 @@ func (f *File) Stat() (fs.FileInfo, error) {
 		return nil, err
 	}
 	defer f.release()
-	f.mu.Lock()
-	gen := f.gen
-	f.mu.Unlock()
-	fi, err := f.osf.Stat()
-	if err != nil {
-		return nil, err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.settled() && f.gen == gen {
-		// No padding of ours: the kernel's size is the truth.
-		f.size, f.disk = fi.Size(), fi.Size()
-		f.publish()
-		return fi, nil
-	}
-	return withSize(fi, f.size), nil
+	return f.osf.Stat()
 }
-
-type fileInfo struct {
-	fs.FileInfo
-	size int64
-}
-
-func (fi fileInfo) Size() int64 { return fi.size }
 
 // Truncate changes the size of the file, like os.File.Truncate.
 func (f *File) Truncate(size int64) error {
@@ -171,37 +107,60 @@ func (f *File) Truncate(size int64) error {
 	if f.acc == os.O_RDONLY {
 		return &fs.PathError{Op: "truncate", Path: f.name, Err: syscall.EINVAL}
 	}
-	f.locks.lock(0, maxOffset)
-	defer f.locks.unlock(0, maxOffset)
-	if err := ignoringEINTR(func() error { return unix.Ftruncate(f.fd, size) }); err != nil {
+	if err := f.truncate(size); err != nil {
 		return &fs.PathError{Op: "truncate", Path: f.name, Err: err}
 	}
-	f.mu.Lock()
-	f.size, f.disk = size, size
-	f.changed()
-	f.mu.Unlock()
 	return nil
+}
+
+// truncate is Truncate for a caller that holds a reference and checked
+// its arguments (ReadFrom cutting back its preallocation, too).
+func (f *File) truncate(size int64) error {
+	f.locks.lock(0, maxOffset)
+	defer f.locks.unlock(0, maxOffset)
+	seq, _, err := f.beginChange()
+	if err != nil {
+		return err
+	}
+	err = ignoringEINTR(func() error { return unix.Ftruncate(f.fd, size) })
+	f.dur.changed()
+	f.changedSize(seq, err == nil, func(k *known) { k.truncated(size) })
+	return err
+}
+
+// beginChange starts a change of the file by this File (the pages it
+// touches locked): it forgets what another descriptor may have made stale
+// and returns the kernel's size.
+func (f *File) beginChange() (seq uint64, ksize int64, err error) {
+	f.mu.Lock()
+	before := f.known.seq
+	f.mu.Unlock()
+	var st unix.Stat_t
+	if err := unix.Fstat(f.fd, &st); err != nil {
+		return 0, 0, err
+	}
+	f.mu.Lock()
+	f.known.check(&st, before)
+	seq = f.known.begin()
+	f.mu.Unlock()
+	return seq, st.Size, nil
+}
+
+// changedSize ends a change of the size begun with f.known.begin (all
+// pages locked): if it happened, apply tells what it did.
+func (f *File) changedSize(seq uint64, happened bool, apply func(*known)) {
+	var st unix.Stat_t
+	ok := unix.Fstat(f.fd, &st) == nil
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if happened {
+		apply(&f.known)
+	}
+	if ok {
+		f.known.end(seq, &st)
+	} else {
+		f.known.end(seq, nil)
+	}
 }
 
 const maxOffset = 1<<63 - 1
-
-// trimPadding cuts the zeros a padded O_DIRECT write left past the logical
-// size, so that the file's size on disk is exact.
-func (f *File) trimPadding() error {
-	f.locks.lock(0, maxOffset)
-	defer f.locks.unlock(0, maxOffset)
-	f.mu.Lock()
-	size, disk := f.size, f.disk
-	f.mu.Unlock()
-	if disk == size {
-		return nil
-	}
-	if err := ignoringEINTR(func() error { return unix.Ftruncate(f.fd, size) }); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	f.disk = size
-	f.changed()
-	f.mu.Unlock()
-	return nil
-}

@@ -42,6 +42,11 @@ func (f *File) Sync() error {
 		return err
 	}
 	defer f.release()
+	f.dur.called(true)
+	defer f.dur.flushDone()
+	if f.nothingToFlush(true) {
+		return f.flush.failed()
+	}
 	return f.flush.sync(true, f.doFlush)
 }
 
@@ -60,11 +65,15 @@ func (f *File) Datasync() error {
 		return err
 	}
 	defer f.release()
+	f.dur.called(false)
+	defer f.dur.flushDone()
+	if f.nothingToFlush(false) {
+		return f.flush.failed()
+	}
 	return f.flush.sync(false, f.doFlush)
 }
 
-// doFlush is one device flush for a round of the flush group: trim any
-// padding (so that the size made durable is exact), then fsync or
+// doFlush is one device flush for a round of the flush group: fsync or
 // fdatasync through the scheduler. Only a failure of the flush itself is
 // sticky.
 func (f *File) doFlush(full bool) (sticky bool, err error) {
@@ -72,14 +81,7 @@ func (f *File) doFlush(full bool) (sticky bool, err error) {
 	if full {
 		op = "sync"
 	}
-	f.mu.Lock()
-	padded := f.disk != f.size
-	f.mu.Unlock()
-	if padded {
-		if err := f.trimPadding(); err != nil {
-			return false, &fs.PathError{Op: op, Path: f.name, Err: err}
-		}
-	}
+	data, meta := f.dur.snapshot()
 	if full {
 		err = f.s.Fsync(f.fd)
 	} else {
@@ -88,6 +90,7 @@ func (f *File) doFlush(full bool) (sticky bool, err error) {
 	if err != nil {
 		return true, f.pathErr(op, err)
 	}
+	f.dur.flushed(full, data, meta)
 	return false, nil
 }
 
@@ -227,9 +230,7 @@ func (g *flushGroup) run(r *flushRound, flush func(full bool) (sticky bool, err 
 // aio_rw_flags, pwritev2), so no separate flush is needed, and other
 // writes and flushes proceed meanwhile. It is the per-write form of
 // opening the file with O_DSYNC (which OpenFile also honours, for every
-// write). An unaligned write that grows the file also makes the padding to
-// the next block durable: until Sync or Close trims it, the file may be
-// found that much longer, with zeros, after a crash.
+// write).
 func (f *File) WriteAtDSync(b []byte, off int64) (int, error) {
 	if p, plain, err := f.plainCheck(); err != nil || plain {
 		if err != nil {
@@ -254,6 +255,7 @@ func (f *File) WriteAtDSync(b []byte, off int64) (int, error) {
 		return 0, err
 	}
 	n, err := f.writeAt(b, off, unix.RWF_DSYNC)
+	f.dur.record(unix.RWF_DSYNC)
 	return n, f.pathErrAt("write", off, len(b), err)
 }
 
@@ -296,16 +298,16 @@ func (f *File) preallocate(op string, mode uint32, off, n int64) error {
 	}
 	f.locks.lock(0, maxOffset)
 	defer f.locks.unlock(0, maxOffset)
-	if err := f.s.Fallocate(f.fd, mode, off, n); err != nil {
+	seq, _, err := f.beginChange()
+	if err != nil {
 		return f.pathErr(op, err)
 	}
-	if mode&unix.FALLOC_FL_KEEP_SIZE == 0 {
-		f.mu.Lock()
-		f.size, f.disk = max(f.size, off+n), max(f.disk, off+n)
-		f.changed()
-		f.mu.Unlock()
-	}
-	return nil
+	// The bytes fallocate adds read as zeros, and lie past the old size,
+	// hence past zeroFrom: nothing the File knows changes.
+	err = f.s.Fallocate(f.fd, mode, off, n)
+	f.dur.changed()
+	f.changedSize(seq, err == nil, func(*known) {})
+	return f.pathErr(op, err)
 }
 
 // SyncDir makes the entries of directory dir durable (fsync of the

@@ -103,9 +103,9 @@ func fdFlags(t *testing.T, fd uintptr) int {
 	return 0
 }
 
-// TestOpenSyncFlagsKept: O_DSYNC and O_SYNC given to OpenFile stay on the
-// descriptor the I/O uses, also for O_WRONLY files (which use a second,
-// read-write descriptor for read-modify-write: F_SETFL cannot add them).
+// TestOpenSyncFlagsKept: O_DSYNC and O_SYNC given to OpenFile stay on both
+// descriptors: Fd's, as opened, and the second, O_DIRECT one the File's
+// reads and block writes use (F_SETFL cannot add them).
 func TestOpenSyncFlagsKept(t *testing.T) {
 	dir := t.TempDir()
 	for _, acc := range []int{os.O_RDWR, os.O_WRONLY} {
@@ -114,6 +114,9 @@ func TestOpenSyncFlagsKept(t *testing.T) {
 			f := openWith(t, path, acc|os.O_CREATE|sf)
 			got := fdFlags(t, f.Fd())
 			require.Equal(t, sf, got&unix.O_SYNC, "sync flags of %s", path)
+			require.Zero(t, got&unix.O_DIRECT, "Fd is the descriptor as opened")
+			got = fdFlags(t, uintptr(f.fd))
+			require.Equal(t, sf, got&unix.O_SYNC, "sync flags of the direct descriptor of %s", path)
 			if f.Direct() {
 				require.NotZero(t, got&unix.O_DIRECT)
 			}
@@ -128,8 +131,10 @@ func TestOpenSyncFlagsKept(t *testing.T) {
 	}
 }
 
-// TestWriteAtDSync: every write of WriteAtDSync carries RWF_DSYNC to the
-// kernel, aligned or not, and the bytes land; plain WriteAt's do not.
+// TestWriteAtDSync: the last write of each WriteAtDSync carries RWF_DSYNC
+// to the kernel, aligned or not (its flush covers the direct part of an
+// unaligned one, which completed before it), and the bytes land; plain
+// WriteAt's do not.
 func TestWriteAtDSync(t *testing.T) {
 	in := &injector{}
 	s := faultSched(t, in)
@@ -139,14 +144,14 @@ func TestWriteAtDSync(t *testing.T) {
 	n, err := f.WriteAtDSync(want[:8192], 0)
 	require.NoError(t, err)
 	require.Equal(t, 8192, n)
-	n, err = f.WriteAtDSync(want[8192:], 8192) // unaligned end: a read-modify-write
-	require.NoError(t, err)
-	require.Equal(t, len(want)-8192, n)
 	ws := in.attempts(sched.OpWrite)
 	require.NotEmpty(t, ws)
-	for _, a := range ws {
-		require.Equal(t, uint32(unix.RWF_DSYNC), a.Flags)
-	}
+	require.Equal(t, uint32(unix.RWF_DSYNC), ws[len(ws)-1].Flags)
+	n, err = f.WriteAtDSync(want[8192:], 8192) // unaligned end past the size: a direct part and a buffered tail
+	require.NoError(t, err)
+	require.Equal(t, len(want)-8192, n)
+	ws = in.attempts(sched.OpWrite)
+	require.Equal(t, uint32(unix.RWF_DSYNC), ws[len(ws)-1].Flags)
 	_, err = f.WriteAt([]byte("x"), 0)
 	require.NoError(t, err)
 	ws = in.attempts(sched.OpWrite)

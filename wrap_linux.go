@@ -6,20 +6,18 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"runtime"
 	"strconv"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/diskio-go/diskio/sched"
 )
 
 // NewFile returns a File doing its I/O on the file osf has open, and takes
 // osf over, as os.NewFile takes over a descriptor: from then on the File
 // owns and closes it, and osf must not be used. The File starts at osf's
-// offset, keeps its access mode and O_APPEND, and switches the open file
-// to O_DIRECT where the filesystem allows (opts as for OpenFile). To wrap
-// a bare descriptor, NewFile(os.NewFile(fd, name)).
+// offset, keeps its access mode and O_APPEND, and does its direct I/O
+// through a second, O_DIRECT descriptor of its own where the filesystem
+// allows (opts as for OpenFile). To wrap a bare descriptor,
+// NewFile(os.NewFile(fd, name)).
 func NewFile(osf *os.File, opts ...Option) (*File, error) {
 	if osf == nil {
 		return nil, os.ErrInvalid
@@ -36,37 +34,11 @@ func NewFile(osf *os.File, opts ...Option) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	var o options
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
+	o, s, err := fileOptions(name, opts)
+	if err != nil {
+		return nil, err
 	}
-	s := o.sched
-	if s == nil {
-		if s, err = sched.Default(); err != nil {
-			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-		}
-	}
-	f := &File{
-		name:    name,
-		osf:     osf,
-		fd:      int(osf.Fd()),
-		s:       s,
-		acc:     fl & unix.O_ACCMODE,
-		append:  fl&unix.O_APPEND != 0,
-		pos:     pos,
-		drained: make(chan struct{}),
-	}
-	if err := f.setup(o.direct); err != nil {
-		if f.fd != int(osf.Fd()) {
-			unix.Close(f.fd)
-		}
-		osf.Close()
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	runtime.SetFinalizer(f, (*File).Close)
-	return f, nil
+	return newFile(name, osf, s, fl, pos, o.direct)
 }
 
 // OSFile returns a new *os.File on the same file, for code that needs one

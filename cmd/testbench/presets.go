@@ -21,6 +21,7 @@ var presets = map[string]func(context.Context, *suite) error{
 	"uring-write":    presetURingWrite,
 	"latency-model":  presetLatencyModel,
 	"fsync":          presetFsync,
+	"wal":            presetWAL, // preset_wal.go
 }
 
 // job is a Job with the command line's diskio options.

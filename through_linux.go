@@ -1,0 +1,139 @@
+//go:build linux
+
+package diskio
+
+import (
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// Durable writes in one trip.
+//
+// A log that calls Sync or Datasync after every write pays two trips to
+// the kernel per record: the write, then the flush (which io_uring runs on
+// a worker thread). When a File sees that pattern (at most one write
+// between two flush calls), it issues the next write with RWF_DSYNC (after
+// a Datasync) or RWF_SYNC (after a Sync): the kernel makes it durable as
+// part of the write, as O_DSYNC would; for an overwrite of written blocks
+// an O_DIRECT RWF_DSYNC write is a single FUA write (ext4 since 5.6), no
+// cache flush. The Sync or Datasync that follows then finds nothing of
+// this File's left to flush and returns at once, unless another
+// descriptor changed the file since this File's last write (its change
+// time says so), or the File has not flushed since it was opened. If a
+// second write comes before the flush, it is an ordinary write and the
+// flush is issued as usual (group commit).
+// oneTrip enables durable writes in one trip (BenchmarkWALAppend turns it
+// off to compare).
+var oneTrip = true
+
+type durability struct {
+	// dirtyData counts changes a fdatasync must cover, dirtyMeta those
+	// an fsync must (every change: timestamps); both count at
+	// completion. cleanData and cleanMeta are the counts the last
+	// successful flushes were issued after.
+	dirtyData, dirtyMeta atomic.Uint64
+	cleanData, cleanMeta atomic.Uint64
+	writes               atomic.Int32  // writes since the last flush call
+	through              atomic.Uint32 // RWF_SYNC or RWF_DSYNC for the next write, or 0
+	busy                 atomic.Int32  // writes and flush calls under way
+}
+
+func (d *durability) init() {
+	// Until its first flush, a File does not know what earlier writers
+	// left unflushed.
+	d.dirtyData.Store(1)
+	d.dirtyMeta.Store(1)
+}
+
+// take returns the RWF flags the next ordinary write should carry; the
+// write calls done when it ends.
+func (d *durability) take() uint32 {
+	d.busy.Add(1)
+	d.writes.Add(1)
+	return d.through.Swap(0)
+}
+
+// done records a write taken with take that completed (or failed) with
+// flags rwf.
+func (d *durability) done(rwf uint32) {
+	d.busy.Add(-1)
+	d.record(rwf)
+}
+
+// record counts a change that completed (or failed) with flags rwf.
+func (d *durability) record(rwf uint32) {
+	if rwf&(unix.RWF_DSYNC|unix.RWF_SYNC) == 0 {
+		d.dirtyData.Add(1)
+	}
+	if rwf&unix.RWF_SYNC == 0 {
+		d.dirtyMeta.Add(1)
+	}
+}
+
+// changed records a change of the size or the allocation.
+func (d *durability) changed() { d.record(0) }
+
+// called notes a flush call (ended with flushDone): at most one write
+// since the last one, and nothing else under way (one writer, not a group
+// committing together: there a durable write would commit alone), makes
+// the next write a durable one.
+func (d *durability) called(full bool) {
+	alone := d.busy.Add(1) == 1
+	if n := d.writes.Swap(0); n > 1 || !alone || !oneTrip {
+		d.through.Store(0)
+	} else if full {
+		d.through.Store(unix.RWF_SYNC)
+	} else if d.through.Load() != unix.RWF_SYNC {
+		d.through.Store(unix.RWF_DSYNC)
+	}
+}
+
+func (d *durability) flushDone() { d.busy.Add(-1) }
+
+// clean reports whether every change this File completed is covered by a
+// flush, or was durable when it completed.
+func (d *durability) clean(full bool) bool {
+	if full && d.dirtyMeta.Load() != d.cleanMeta.Load() {
+		return false
+	}
+	return d.dirtyData.Load() == d.cleanData.Load()
+}
+
+// snapshot is taken before a flush is issued; flushed records it after
+// the flush succeeded.
+func (d *durability) snapshot() (data, meta uint64) {
+	return d.dirtyData.Load(), d.dirtyMeta.Load()
+}
+
+func (d *durability) flushed(full bool, data, meta uint64) {
+	storeMax(&d.cleanData, data)
+	if full {
+		storeMax(&d.cleanMeta, meta)
+	}
+}
+
+func storeMax(v *atomic.Uint64, x uint64) {
+	for {
+		old := v.Load()
+		if old >= x || v.CompareAndSwap(old, x) {
+			return
+		}
+	}
+}
+
+// nothingToFlush reports whether a Sync (full) or Datasync may return
+// without a flush: this File's changes are all durable, and no other
+// descriptor changed the file since this File recorded it.
+func (f *File) nothingToFlush(full bool) bool {
+	if !f.dur.clean(full) {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(f.fd, &st) != nil {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.known.stamp.ok && f.known.stamp == stampOf(&st)
+}
