@@ -103,7 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, fl *files
 		return err
 	}
 	rep := &Report{Preset: c.preset, Command: "testbench " + strings.Join(args, " "), GoVersion: runtime.Version(),
-		GOMAXPROCS: runtime.GOMAXPROCS(0), Dir: c.dir}
+		GOMAXPROCS: runtime.GOMAXPROCS(0), Dir: c.dir, Rounds: c.rounds}
 	if c.custom {
 		rep.Preset = "custom"
 	}
@@ -193,62 +193,11 @@ type suite struct {
 	c     *config
 	e     *env
 	rep   *Report
-	hists []*bench.Histogram // parallel to rep.Results
+	hists []*bench.Histogram // parallel to rep.Results: all rounds merged
 	fit   []fitPoint         // latency-model: sizes and mean latencies
-}
-
-// runAll runs the jobs and appends their results in the jobs' order.
-// diskio runs go first and os.File runs after them: the threads os.File's
-// blocking calls create never exit, and would count in every later run's
-// peak. With -fio, fio's equivalent of each group (the group's last job)
-// follows the group. -duration overrides the preset's durations.
-func (s *suite) runAll(ctx context.Context, jobs []Job) error {
-	s.e.prog.total += len(jobs)
-	results := make([]Result, len(jobs))
-	hists := make([]*bench.Histogram, len(jobs))
-	var order []int
-	for _, first := range []bool{true, false} {
-		for i, j := range jobs {
-			if j.diskio() == first {
-				order = append(order, i)
-			}
-		}
-	}
-	for _, i := range order {
-		j := jobs[i]
-		if s.c.durSet || j.Duration == 0 {
-			j.Duration = s.c.duration
-		}
-		if s.c.trace != "" && !j.diskio() {
-			s.note("-trace: os.File runs are not traced (they have no scheduler)")
-		}
-		if s.c.isolate && s.c.trace == "" {
-			results[i], hists[i] = s.e.runIsolated(ctx, j)
-		} else {
-			results[i], hists[i] = s.e.run(ctx, j)
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		jobs[i] = j
-	}
-	tmpl := -1 // the group's job fio imitates: its first diskio job
-	for i, j := range jobs {
-		s.rep.Results = append(s.rep.Results, results[i])
-		s.hists = append(s.hists, hists[i])
-		if tmpl < 0 || jobs[tmpl].Group != j.Group || jobs[tmpl].G != j.G || !jobs[tmpl].diskio() && j.diskio() {
-			tmpl = i
-		}
-		last := i == len(jobs)-1 || jobs[i+1].Group != j.Group || jobs[i+1].G != j.G
-		if s.c.fio && last {
-			s.rep.Results = append(s.rep.Results, s.e.runFio(ctx, jobs[tmpl]))
-			s.hists = append(s.hists, nil)
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	// warmed: the unmeasured warm-up ran (once per invocation, before
+	// the first round of the first runAll).
+	warmed bool
 }
 
 func (s *suite) note(msg string) {

@@ -66,6 +66,25 @@ func (h *Histogram) Record(d time.Duration) {
 	}
 }
 
+// Merge adds the durations o recorded to h (the testbench merges a row's
+// rounds). o must not be recording meanwhile.
+func (h *Histogram) Merge(o *Histogram) {
+	for i := range o.counts {
+		if c := o.counts[i].Load(); c != 0 {
+			h.counts[i].Add(c)
+		}
+	}
+	h.n.Add(o.n.Load())
+	h.sum.Add(o.sum.Load())
+	v := o.max.Load()
+	for {
+		m := h.max.Load()
+		if v <= m || h.max.CompareAndSwap(m, v) {
+			return
+		}
+	}
+}
+
 // Count is the number of durations recorded.
 func (h *Histogram) Count() uint64 { return h.n.Load() }
 

@@ -28,3 +28,20 @@ func TestHistogramJSONRoundTrip(t *testing.T) {
 		t.Fatal("a bucket out of range was accepted")
 	}
 }
+
+func TestHistogramMerge(t *testing.T) {
+	var a, b, all bench.Histogram
+	for i := 1; i <= 1000; i++ {
+		d := time.Duration(i) * time.Microsecond
+		all.Record(d)
+		if i%3 == 0 {
+			a.Record(d)
+		} else {
+			b.Record(d)
+		}
+	}
+	a.Merge(&b)
+	if a.Count() != all.Count() || a.Max() != all.Max() || a.Mean() != all.Mean() || a.Quantile(0.99) != all.Quantile(0.99) {
+		t.Fatalf("merged: n %d max %v p99 %v; want n %d max %v p99 %v", a.Count(), a.Max(), a.Quantile(0.99), all.Count(), all.Max(), all.Quantile(0.99))
+	}
+}
