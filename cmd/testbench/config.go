@@ -20,10 +20,10 @@ type config struct {
 	file      string
 	size      int64
 	duration  time.Duration
-	durSet    bool // -duration given: presets use it instead of their own
+	durSet    bool          // -duration given: presets use it instead of their own
 	rounds    int           // each row's measured time is split over this many alternating rounds
 	warmup    time.Duration // unmeasured run before the first round
-	custom    bool // workload flags given without -preset: run the flag matrix
+	custom    bool          // workload flags given without -preset: run the flag matrix
 	gs        []int
 	backends  []string
 	bss       []int

@@ -17,7 +17,7 @@ import (
 type progress struct {
 	w     io.Writer
 	on    bool
-	n     int // runs started
+	n     int    // runs started
 	total int    // runs planned, 0 if unknown
 	round string // "round 2/6", shown with each run
 }
