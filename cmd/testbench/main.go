@@ -175,7 +175,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, fl *files
 	}
 	computeRatios(rep.Results)
 	if c.plot != "" {
-		if err := writePlot(c.plot, s); err != nil {
+		if err := writePlots(c.plot, s); err != nil {
 			return err
 		}
 	}
