@@ -236,9 +236,11 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 		if j.Backend == "uring" {
 			opts.RingFlags = j.RingFlags
 		}
-		need := j.G * j.BS
+		// The callers' buffers, and a stream's ReadAhead+1 buffers;
+		// the arena hands out power-of-two blocks.
+		need := pow2(j.G * j.BS)
 		if j.Stream {
-			need = j.Buffer * j.ReadAhead
+			need += pow2(j.Buffer) * (j.ReadAhead + 1)
 		}
 		if j.Fixed {
 			opts.FixedBuffers = max(4<<20, (need+mem.PageSize-1)/mem.PageSize*mem.PageSize)
@@ -445,6 +447,15 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 		}
 	}
 	return nil
+}
+
+// pow2 is the smallest power of two not below n.
+func pow2(n int) int {
+	p := 1
+	for p < n {
+		p <<= 1
+	}
+	return p
 }
 
 func joinNote(a, b string) string {
