@@ -48,6 +48,8 @@ type Job struct {
 	Entries   int
 	NoInline  bool
 
+	// Duration is the row's measured time in all, split evenly over the
+	// rounds (-rounds); -duration overrides it.
 	Duration time.Duration
 }
 

@@ -7,12 +7,23 @@
 //	go run ./cmd/testbench
 //
 // With no flags it reports what the kernel offers, writes a 1 GiB file of
-// random data in the current directory (-dir), and runs, each for 3 s
-// (-duration): 4 KiB random reads at 1 and 128 goroutines, a sequential
-// scan (os.File reads against diskio's StreamReader), and a durable write
-// (4 KiB random O_DSYNC writes from 32 goroutines), through os.File and
-// diskio on io_uring and AIO. It prints one table with the ratio of each
-// row to os.File and removes the file (also on Ctrl-C).
+// random data in the current directory (-dir), and compares os.File with
+// diskio on io_uring and AIO: 4 KiB random reads at 1 and 128 goroutines,
+// a sequential scan (os.File reads against diskio's StreamReader), and a
+// durable write (4 KiB random O_DSYNC writes from 32 goroutines). It prints
+// one table with the ratio of each row to os.File and removes the file
+// (also on Ctrl-C). About 60 s.
+//
+// A shared or cloud disk changes speed by tens of percent within a minute,
+// so one run per row misleads. After an unmeasured warm-up (-warmup 2s:
+// the disk may still be writing the test file back), every row runs once
+// in each of 6 alternating rounds (-rounds), the rows that are compared
+// side by side and in an order rotated each round; a row's 4 s (-duration)
+// are split over the rounds. A row reports the median of its rounds and
+// "±", the interval that holds the median at 95% confidence; a ratio is the
+// ratio of the medians, marked "~" where the rounds show no difference
+// (Mann-Whitney U test, p >= 0.05): benchstat's statistics
+// (golang.org/x/perf/benchmath). -json carries every round.
 //
 // Each row reports IOPS, MB/s, latency percentiles, CPU time per operation
 // (the whole process, from getrusage), the peak number of OS threads
@@ -34,8 +45,12 @@
 // (randread, randwrite, read, write, mixed with -mix), -bs, -goroutines,
 // -backends, -direct, -fsync (none, each, end, dsync, group), -fallocate,
 // -fixed, -sqpoll, -iopoll, -entries, -readahead and -buffer (streams).
-// -json prints the results as a Report (result.go), -plot FILE.svg draws
-// them, -fio adds fio's figure for the same job as the physical limit.
+// -json prints the results as a Report (result.go). -plot PREFIX draws
+// them with gonum.org/v1/plot, as SVG and PNG: PREFIX-scaling (IOPS, p99
+// latency and OS threads against goroutines, for a group run at several
+// counts), PREFIX-tail (latency exceedance on log-log axes), and
+// PREFIX-throughput. -fio adds fio's figure for the same job as the
+// physical limit, one more row in each round.
 // -trace PREFIX writes the tracer's files for the diskio runs.
 //
 // Durability: `testbench crash -n 200` kills a child appending checksummed
