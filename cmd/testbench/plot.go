@@ -47,26 +47,33 @@ var palette = []color.Color{
 	color.RGBA{0, 0, 0, 255},       // black
 }
 
-// colors gives each row label one colour across all panels; os.File, the
-// usual baseline, is grey.
-type colors map[string]color.Color
+// colors gives each row label one colour across all panels: the backends
+// always the same (os.File, the usual baseline, grey), other labels the
+// rest of the palette in order.
+type colors struct {
+	of_  map[string]color.Color
+	next int
+}
 
-func (c colors) of(label string) color.Color {
-	if col, ok := c[label]; ok {
+func newColors() *colors {
+	return &colors{of_: map[string]color.Color{"uring": palette[0], "aio": palette[1], "os.File": color.Gray{Y: 120},
+		"blocking": palette[2], "fio io_uring (physical limit)": palette[7]}, next: 3}
+}
+
+func (c *colors) of(label string) color.Color {
+	if col, ok := c.of_[label]; ok {
 		return col
 	}
-	col := palette[len(c)%len(palette)]
-	if label == "os.File" {
-		col = color.Gray{120}
-	}
-	c[label] = col
+	col := palette[c.next%len(palette)]
+	c.next++
+	c.of_[label] = col
 	return col
 }
 
 func writePlots(prefix string, st *suite) error {
 	prefix = strings.TrimSuffix(strings.TrimSuffix(prefix, ".svg"), ".png")
 	plot.DefaultFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
-	cols := colors{}
+	cols := newColors()
 	figs := []figure{throughputFigure(st.rep.Results, cols), tailFigure(st.rep.Results, st.hists, cols)}
 	figs = append(figs, scalingFigures(st.rep.Results, cols)...)
 	if len(st.fit) > 1 && st.rep.Model != nil {
@@ -219,7 +226,7 @@ func rowName(r Result) string {
 
 // tailFigure: one panel per set of compared rows, the exceedance of each
 // row's latency (all rounds merged) on log-log axes.
-func tailFigure(rs []Result, hists []*bench.Histogram, cols colors) figure {
+func tailFigure(rs []Result, hists []*bench.Histogram, cols *colors) figure {
 	type set struct {
 		title string
 		idx   []int
@@ -311,7 +318,7 @@ type errXYs struct {
 // scalingFigures: for each group run at several goroutine counts, IOPS,
 // p99 latency and OS threads against goroutines, one line per row label,
 // with the rounds' intervals as error bars.
-func scalingFigures(rs []Result, cols colors) []figure {
+func scalingFigures(rs []Result, cols *colors) []figure {
 	var groups []string
 	gs := map[string][]float64{}
 	for _, r := range rs {
@@ -407,7 +414,7 @@ func scalingFigures(rs []Result, cols colors) []figure {
 
 // throughputFigure: one panel per group, a bar per row with its median
 // MB/s and the interval of the rounds.
-func throughputFigure(rs []Result, cols colors) figure {
+func throughputFigure(rs []Result, cols *colors) figure {
 	var groups []string
 	for _, r := range rs {
 		if !slices.Contains(groups, r.Group) {

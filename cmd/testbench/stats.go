@@ -77,8 +77,8 @@ func roundOf(r Result, order int) Round {
 }
 
 // aggregate makes a row of its rounds: r is the row's description (and
-// any note); the measurements are the medians over rounds, Max the
-// largest, the counts the sums.
+// any note); the measurements are the medians over rounds (the thread
+// peak too), Max the largest, the counts the sums.
 func aggregate(r Result, rounds []Round) Result {
 	r.Rounds = rounds
 	if len(rounds) == 0 {
@@ -102,7 +102,7 @@ func aggregate(r Result, rounds []Round) Result {
 		Max:  slices.Max(col(func(rd Round) float64 { return rd.Lat.Max }))}
 	r.Spread = Spread{IOPS: iops.ci, MBPerS: mbps.ci, P50: p50.ci, P99: p99.ci, Threads: thr.ci}
 	r.CPUUsPerOp = median(col(func(rd Round) float64 { return rd.CPUUsPerOp }))
-	r.ThreadsPeak = int(slices.Max(col(func(rd Round) float64 { return float64(rd.ThreadsPeak) })))
+	r.ThreadsPeak = int(math.Round(thr.center))
 	r.AllocsPerOp = median(col(func(rd Round) float64 { return rd.AllocsPerOp }))
 	r.SyscallsPerOp = median(col(func(rd Round) float64 { return rd.SyscallsPerOp }))
 	r.SubmitUsPerOp = median(col(func(rd Round) float64 { return rd.SubmitUsPerOp }))
