@@ -24,7 +24,7 @@ func TestHistogramJSONRoundTrip(t *testing.T) {
 	if g.Count() != h.Count() || g.Max() != h.Max() || g.Mean() != h.Mean() || g.Quantile(0.5) != h.Quantile(0.5) {
 		t.Fatalf("round trip changed the histogram: %s", b)
 	}
-	if err := json.Unmarshal([]byte(`{"buckets":{"99999":1}}`), &g); err == nil {
+	if err := json.Unmarshal([]byte(`{"counts":{"99999":1},"sig_figs":2,"highest_ns":3600000000000}`), &g); err == nil {
 		t.Fatal("a bucket out of range was accepted")
 	}
 }
