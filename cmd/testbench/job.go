@@ -322,7 +322,9 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 		switch j.RW {
 		case "randread", "randwrite", "mixed":
 			rng := bench.NewRand(uint64(g))
-			for !stop.Load() {
+			// At least one operation each, however short the run (a
+			// round of a slow durable write can be shorter than one).
+			for first := true; first || !stop.Load(); first = false {
 				off := rng.Offset(span, int64(j.BS))
 				read := j.RW == "randread" || (j.RW == "mixed" && int(rng.Next()%100) < j.Mix)
 				t0 := time.Now()
@@ -351,7 +353,7 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 				defer sr.Close()
 				read = func(p []byte, _ int64) error { _, err := io.ReadFull(sr, p); return err }
 			}
-			for off := start; off < end && !stop.Load(); off += int64(j.BS) {
+			for off := start; off < end && (off == start || !stop.Load()); off += int64(j.BS) {
 				t0 := time.Now()
 				if err := read(p, off); err != nil {
 					fail(err)
@@ -377,7 +379,7 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 				}
 				write = func(p []byte, _ int64) error { _, err := sw.Write(p); return err }
 			}
-			for off := start; off < end && !stop.Load(); off += int64(j.BS) {
+			for off := start; off < end && (off == start || !stop.Load()); off += int64(j.BS) {
 				t0 := time.Now()
 				if err := write(p, off); err != nil {
 					fail(err)
