@@ -60,6 +60,18 @@ func newColors() *colors {
 		"blocking": palette[2], "fio io_uring (physical limit)": palette[7]}, next: 3}
 }
 
+// key is what colours row r among the rows shown with it: its backend
+// when no other row there has the same, else its label (a preset's
+// variants of one backend).
+func colorKey(r Result, with []Result) string {
+	for _, o := range with {
+		if o.Backend == r.Backend && o.Label != r.Label {
+			return r.Label
+		}
+	}
+	return r.Backend
+}
+
 func (c *colors) of(label string) color.Color {
 	if col, ok := c.of_[label]; ok {
 		return col
@@ -198,8 +210,10 @@ type plainTicks struct{}
 func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
 	ts := plot.DefaultTicks{}.Ticks(lo, hi)
 	for i := range ts {
-		if ts[i].Label != "" {
-			ts[i].Label = num(ts[i].Value)
+		if v := ts[i].Value; ts[i].Label != "" && v == math.Trunc(v) {
+			ts[i].Label = commas(v)
+		} else if ts[i].Label != "" {
+			ts[i].Label = strconv.FormatFloat(v, 'f', -1, 64)
 		}
 	}
 	return ts
@@ -254,6 +268,10 @@ func tailFigure(rs []Result, hists []*bench.Histogram, cols *colors) figure {
 		p := newPlot(s.title, "latency (log)", "fraction slower (log)")
 		p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 		p.X.Tick.Marker, p.Y.Tick.Marker = logTicks(durationName), logTicks(exceedanceName)
+		var with []Result
+		for _, i := range s.idx {
+			with = append(with, rs[i])
+		}
 		lo, hi := math.Inf(1), 0.0
 		for _, i := range s.idx {
 			pts := exceedance(hists[i], floor)
@@ -265,7 +283,7 @@ func tailFigure(rs []Result, hists []*bench.Histogram, cols *colors) figure {
 			if err != nil {
 				continue
 			}
-			l.Color, l.Width = cols.of(rs[i].Label), vg.Points(1.5)
+			l.Color, l.Width = cols.of(colorKey(rs[i], with)), vg.Points(1.5)
 			p.Add(l)
 			p.Legend.Add(rowName(rs[i]), l)
 		}
@@ -354,6 +372,9 @@ func scalingFigures(rs []Result, cols *colors) []figure {
 			p := newPlot(m.name+": "+group, "goroutines (log)", m.unit)
 			p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, fixedTicks(ticks)
 			p.Legend.Top, p.Legend.Left = true, true
+			if m.log { // latency grows with goroutines: the bottom right is free
+				p.Legend.Top, p.Legend.Left = false, false
+			}
 			if m.log {
 				p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks(durationName)
 			} else {
@@ -366,12 +387,20 @@ func scalingFigures(rs []Result, cols *colors) []figure {
 				}
 			}
 			var ymax float64
+			var with []Result
+			for _, r := range rs {
+				if r.Group == group && r.Goroutines == int(ticks[0]) {
+					with = append(with, r)
+				}
+			}
 			for _, label := range labels {
 				var e errXYs
+				var key string
 				for _, r := range rs {
 					if r.Group != group || r.Label != label || r.Error != "" {
 						continue
 					}
+					key = colorKey(r, with)
 					v, ci := m.val(r)
 					lo, hi := v, v
 					if ci.Confidence > 0 {
@@ -384,7 +413,7 @@ func scalingFigures(rs []Result, cols *colors) []figure {
 				if len(e.XYs) == 0 {
 					continue
 				}
-				col := cols.of(label)
+				col := cols.of(key)
 				l, pts, err := plotter.NewLinePoints(e.XYs)
 				if err != nil {
 					continue
@@ -450,7 +479,7 @@ func throughputFigure(rs []Result, cols *colors) figure {
 			if err != nil {
 				continue
 			}
-			b.Horizontal, b.XMin, b.Color = true, pos, cols.of(r.Label)
+			b.Horizontal, b.XMin, b.Color = true, pos, cols.of(colorKey(r, rs[idx[0]:idx[len(idx)-1]+1]))
 			b.LineStyle.Width = 0
 			p.Add(b)
 			lo, hi := r.MBPerS, r.MBPerS
