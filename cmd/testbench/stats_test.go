@@ -6,8 +6,11 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskio-go/diskio/internal/bench"
 )
 
 // The statistics against answers worked out by hand: the median's
@@ -94,4 +97,26 @@ func TestRatios(t *testing.T) {
 	require.Contains(t, find("os.File "), "1.00x")
 	require.NotContains(t, find("os.File "), "~")
 	require.Contains(t, out.String(), "median of 6 alternating rounds")
+}
+
+// The tail figure's curve: the fraction of durations above x, down to the
+// floor, on a made-up uniform distribution.
+func TestExceedance(t *testing.T) {
+	var h bench.Histogram
+	for i := 1; i <= 100000; i++ {
+		h.Record(time.Duration(i) * time.Microsecond / 10) // 0.1 µs .. 10 ms, uniform
+	}
+	pts := exceedance(&h, 1e-4)
+	require.Equal(t, 1.0, pts[0].Y)
+	for i := 1; i < len(pts); i++ {
+		require.GreaterOrEqual(t, pts[i].X, pts[i-1].X)
+		require.LessOrEqual(t, pts[i].Y, pts[i-1].Y)
+	}
+	for _, p := range pts {
+		if p.Y >= 1e-4 && p.X > 1 {
+			// P(X > x) of uniform(0, 10 ms] is 1 - x/10ms, within the buckets' 1%.
+			require.InDelta(t, 1-p.X/1e4, p.Y, 0.011, "at %v µs", p.X)
+		}
+	}
+	require.Less(t, pts[len(pts)-1].Y, 1e-4, "the curve leaves the panel at the floor")
 }
