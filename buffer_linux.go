@@ -6,47 +6,179 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"math/bits"
 	"os"
-	"sort"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/diskio-go/diskio/sched"
 )
 
 // Buffer is file data read without a copy: an aligned buffer from the
 // scheduler's registered memory, and the window of it that holds the bytes
-// asked for. Release gives the memory back; Bytes must not be used after.
+// asked for. Release gives the memory back and recycles the Buffer.
 type Buffer struct {
-	f        *File
-	mem      *sharedMem
-	data     []byte // the requested bytes, inside mem
-	released atomic.Bool
+	hold *bufferHold // nil for a Buffer of a plain (non-regular) file
+	data []byte      // the requested bytes, inside the held memory
 }
 
-// sharedMem is an aligned buffer that several Buffers may view (ReadMany
-// merges neighbouring ranges into one read); the last Release frees it.
-type sharedMem struct {
-	buf  []byte
-	refs atomic.Int32
+// bufferHold is what a Buffer holds: its reference on shared memory. It is
+// the Buffer's one allocation-free handle for the runtime cleanup that
+// returns the memory of a Buffer dropped without Release
+// (buffer_cleanup_linux.go): the cleanup is attached once per Buffer
+// object, and finds the hold empty when the Buffer was released.
+type bufferHold struct {
+	mem atomic.Pointer[sharedMem]
 }
 
-func (m *sharedMem) release(f *File) {
-	if m.refs.Add(-1) == 0 {
-		f.putBounce(m.buf)
-	}
+// Buffers are recycled with their memory: ReadMany in steady state
+// allocates neither (no heap object, no mmap) per range.
+var bufferPool = sync.Pool{New: func() any { return newPooledBuffer() }}
+
+// newBuffer returns a Buffer viewing data inside m, taking one reference
+// on m. It is the one place Buffers are made.
+func newBuffer(m *sharedMem, data []byte) *Buffer {
+	b := bufferPool.Get().(*Buffer)
+	m.refs.Add(1)
+	b.data = data
+	b.hold.mem.Store(m)
+	return b
 }
 
-// Bytes returns the data. It is valid until Release.
+// Bytes returns the data. It is valid until Release, and only while the
+// Buffer itself is reachable: the memory is not the garbage collector's,
+// and a dropped Buffer's is reused once the collector finds it.
 func (b *Buffer) Bytes() []byte { return b.data }
 
-// Release returns the buffer's memory for reuse. Calling it twice is a
-// no-op.
+// Release returns the buffer's memory for reuse. A second Release of the
+// same Buffer right after is a no-op, but after Release the Buffer belongs
+// to the pool again: neither it nor Bytes may be used. A Buffer dropped
+// without Release has its memory returned when the garbage collector finds
+// it, and counted (DroppedBuffers): later than Release would, so Release
+// what you read.
 func (b *Buffer) Release() {
-	if b.released.Swap(true) {
+	if b.hold == nil {
 		return
 	}
-	b.mem.release(b.f)
-	b.mem, b.data = nil, nil
+	b.release()
+}
+
+// release is the one place a Buffer's memory goes back: it drops the
+// Buffer's reference on its memory (the last one recycles the memory) and
+// recycles the Buffer.
+func (b *Buffer) release() {
+	m := b.hold.mem.Swap(nil)
+	if m == nil {
+		return // released already
+	}
+	b.data = nil
+	m.release()
+	bufferPool.Put(b)
+}
+
+// sharedMem is an aligned buffer from the scheduler (registered memory
+// where io_uring allows) that several Buffers may view (ReadMany merges
+// neighbouring ranges into one read). The last reference returns it to
+// its pool, not to the kernel: no munmap per read.
+type sharedMem struct {
+	buf  []byte // the whole block, of a power-of-two size class
+	refs atomic.Int32
+	pool *memPool
+}
+
+func (m *sharedMem) release() {
+	if m.refs.Add(-1) == 0 {
+		m.pool.put(m)
+	}
+}
+
+// memPool keeps read memory per scheduler and size class (powers of two
+// from 4 KiB), up to maxPoolBytes in all: enough for thousands of 4 KiB
+// reads outstanding (ReadMany from 50 goroutines x 50 ranges holds 2,500)
+// without a system call per read. What goes beyond is given back.
+type memPool struct {
+	s     *sched.Scheduler
+	mu    sync.Mutex
+	free  [32][]*sharedMem
+	bytes int // in the free lists
+	// allocs counts memory taken from the scheduler (AllocBuffer: an
+	// mmap when the registered arena is full): none in steady state.
+	allocs atomic.Uint64
+}
+
+const maxPoolBytes = 64 << 20
+
+var memPools sync.Map // *sched.Scheduler -> *memPool
+
+func poolFor(s *sched.Scheduler) *memPool {
+	if p, ok := memPools.Load(s); ok {
+		return p.(*memPool)
+	}
+	p, _ := memPools.LoadOrStore(s, &memPool{s: s})
+	return p.(*memPool)
+}
+
+// memClass is the size class of n bytes: 4 KiB << memClass.
+func memClass(n int) int {
+	if n <= 4096 {
+		return 0
+	}
+	return bits.Len(uint((n - 1) >> 12))
+}
+
+// getMany fills dst[i] with memory of at least sizes(i) bytes, holding
+// one reference each, taking the pool's lock once.
+func (p *memPool) getMany(dst []*sharedMem, size func(i int) int) {
+	p.mu.Lock()
+	for i := range dst {
+		c := memClass(size(i))
+		if l := p.free[c]; len(l) > 0 {
+			m := l[len(l)-1]
+			p.free[c] = l[:len(l)-1]
+			p.bytes -= len(m.buf)
+			m.refs.Store(1)
+			dst[i] = m
+		}
+	}
+	p.mu.Unlock()
+	for i := range dst {
+		if dst[i] == nil {
+			dst[i] = p.alloc(size(i))
+		}
+	}
+}
+
+func (p *memPool) get(n int) *sharedMem {
+	var one [1]*sharedMem
+	p.getMany(one[:], func(int) int { return n })
+	return one[0]
+}
+
+func (p *memPool) alloc(n int) *sharedMem {
+	p.allocs.Add(1)
+	buf, err := p.s.AllocBuffer(4096 << memClass(n))
+	if err != nil {
+		// Out of memory for buffers: nothing sensible is left to do.
+		panic("diskio: allocating a read buffer: " + err.Error())
+	}
+	m := &sharedMem{buf: buf, pool: p}
+	m.refs.Store(1)
+	return m
+}
+
+func (p *memPool) put(m *sharedMem) {
+	c := memClass(len(m.buf))
+	p.mu.Lock()
+	if p.bytes+len(m.buf) <= maxPoolBytes {
+		p.free[c] = append(p.free[c], m)
+		p.bytes += len(m.buf)
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	p.s.FreeBuffer(m.buf)
 }
 
 // ReadBuffer reads n bytes at off into a pooled aligned buffer and returns
@@ -54,140 +186,214 @@ func (b *Buffer) Release() {
 // around [off, off+n) and Bytes is the window into them. Near the end of the
 // file Bytes is shorter than n and the error is io.EOF, as with ReadAt.
 func (f *File) ReadBuffer(off int64, n int) (*Buffer, error) {
-	if off < 0 || n < 0 {
-		return nil, &fs.PathError{Op: "read", Path: f.name, Err: errors.New("negative offset or length")}
-	}
-	if err := f.acquire("read"); err != nil {
+	bufs, err := f.AppendReadMany(nil, []Range{{Off: off, Len: n}}, ReadManyOptions{})
+	if err != nil {
 		return nil, err
 	}
-	defer f.release()
-	if f.acc == os.O_WRONLY {
-		return nil, &fs.PathError{Op: "read", Path: f.name, Err: syscall.EBADF}
-	}
-	m, got, err := f.readSpan(off, off+int64(n))
-	skip := int(off - m.start)
-	have := max(min(got-skip, n), 0)
-	b := &Buffer{f: f, mem: m.mem, data: m.mem.buf[skip : skip+have]}
-	m.mem.refs.Add(1)
-	m.mem.release(f) // the span's own reference
-	if err == nil && have < n {
+	b := bufs[0]
+	if len(b.data) < n {
 		err = io.EOF
-	}
-	if err != nil && err != io.EOF {
-		b.Release()
-		return nil, f.pathErr("read", err)
 	}
 	return b, err
 }
 
-// span is one aligned read covering one or more requested ranges.
-type span struct {
-	start int64
-	mem   *sharedMem // holds one reference for the span itself
-}
-
-// readSpan reads the aligned blocks around [off, end) into a pooled buffer
-// and returns it with the number of valid bytes from its start.
-func (f *File) readSpan(off, end int64) (span, int, error) {
-	start := off
-	if f.direct {
-		start, end = f.alignDown(off), f.alignUp(end)
-	}
-	m := &sharedMem{buf: f.getBounce(max(int(end-start), 1))[:end-start]}
-	m.refs.Store(1)
-	f.mu.Lock()
-	size, padded := f.size, !f.settled()
-	f.mu.Unlock()
-	got, err := f.s.ReadAt(f.fd, m.buf, start)
-	if padded {
-		got = int(min(int64(got), max(size-start, 0)))
-	}
-	return span{start: start, mem: m}, got, err
-}
-
 // ReadMany reads every range, merging ranges that overlap or lie close
 // together into single reads of at most MaxMerge bytes (Glommio's
-// read_many), issuing the merged reads concurrently, and returns one Buffer
-// per range, in order, without copying: merged ranges share memory. Near
-// the end of the file a Buffer is shorter than its Len. On error no Buffers
-// are returned.
+// read_many), and returns one Buffer per range, in order, without copying:
+// merged ranges share memory. The reads reach the scheduler together, in
+// one submission, and the caller is woken once when all are done. Near
+// the end of the file a Buffer is shorter than its Len. On error no
+// Buffers are returned.
 func (f *File) ReadMany(ranges []Range, opts ReadManyOptions) ([]*Buffer, error) {
-	if opts.MaxMerge <= 0 {
-		opts.MaxMerge = 128 << 10
-	}
-	for _, r := range ranges {
-		if r.Off < 0 || r.Len < 0 {
-			return nil, &fs.PathError{Op: "read", Path: f.name, Err: errors.New("negative offset or length")}
-		}
-	}
-	if err := f.acquire("read"); err != nil {
-		return nil, err
-	}
-	defer f.release()
-	if f.acc == os.O_WRONLY {
-		return nil, &fs.PathError{Op: "read", Path: f.name, Err: syscall.EBADF}
-	}
-	order := make([]int, len(ranges))
-	for i := range order {
-		order[i] = i
-	}
-	sort.Slice(order, func(a, b int) bool { return ranges[order[a]].Off < ranges[order[b]].Off })
-
-	// Group neighbours: each group is read with one request.
-	type group struct {
-		start, end int64
-		members    []int
-		sp         span
-		got        int
-		err        error
-	}
-	var groups []*group
-	for _, i := range order {
-		r := ranges[i]
-		s, e := r.Off, r.Off+int64(r.Len)
-		if f.direct {
-			s, e = f.alignDown(s), f.alignUp(e)
-		}
-		if n := len(groups); n > 0 {
-			g := groups[n-1]
-			if s <= g.end+int64(opts.MaxGap) && max(e, g.end)-g.start <= int64(opts.MaxMerge) {
-				g.end = max(g.end, e)
-				g.members = append(g.members, i)
-				continue
-			}
-		}
-		groups = append(groups, &group{start: s, end: e, members: []int{i}})
-	}
-	var wg sync.WaitGroup
-	for _, g := range groups {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			g.sp, g.got, g.err = f.readSpan(g.start, g.end)
-		}()
-	}
-	wg.Wait()
-	var err error
-	for _, g := range groups {
-		if g.err != nil && err == nil {
-			err = f.pathErr("read", g.err)
-		}
-	}
-	out := make([]*Buffer, len(ranges))
-	for _, g := range groups {
-		if err == nil {
-			for _, i := range g.members {
-				r := ranges[i]
-				skip := int(r.Off - g.sp.start)
-				have := max(min(g.got-skip, r.Len), 0)
-				g.sp.mem.refs.Add(1)
-				out[i] = &Buffer{f: f, mem: g.sp.mem, data: g.sp.mem.buf[skip : skip+have]}
-			}
-		}
-		g.sp.mem.release(f)
-	}
+	bufs, err := f.AppendReadMany(make([]*Buffer, 0, len(ranges)), ranges, opts)
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return bufs, nil
+}
+
+// AppendReadMany is ReadMany appending the Buffers to dst: with dst
+// reused, a ReadMany in steady state allocates nothing.
+func (f *File) AppendReadMany(dst []*Buffer, ranges []Range, opts ReadManyOptions) ([]*Buffer, error) {
+	if p, plain, err := f.plainCheck(); err != nil || plain {
+		if err != nil {
+			return dst, err
+		}
+		bufs, err := plainReadMany(p, ranges)
+		return append(dst, bufs...), err
+	}
+	for _, r := range ranges {
+		if r.Off < 0 || r.Len < 0 || r.Off+int64(r.Len) < 0 {
+			return dst, &fs.PathError{Op: "read", Path: f.name, Err: errors.New("negative offset or length")}
+		}
+	}
+	if len(ranges) == 0 {
+		return dst, nil
+	}
+	if err := f.acquire("read"); err != nil {
+		return dst, err
+	}
+	defer f.release()
+	if f.acc == os.O_WRONLY {
+		return dst, &fs.PathError{Op: "read", Path: f.name, Err: syscall.EBADF}
+	}
+	sc := manyPool.Get().(*manyScratch)
+	defer sc.put()
+	sc.plan(f, ranges, opts)
+	if err := sc.read(f); err != nil {
+		sc.releaseAll()
+		return dst, f.pathErr("read", err)
+	}
+	n := len(dst)
+	dst = slices.Grow(dst, len(ranges))[:n+len(ranges)]
+	for gi := range sc.groups {
+		g := &sc.groups[gi]
+		for _, k := range sc.keys[g.first : g.first+g.n] {
+			r := ranges[k.i]
+			skip := int(r.Off - g.start)
+			have := max(min(g.got-skip, r.Len), 0)
+			skip = min(skip, len(g.mem.buf))
+			dst[n+int(k.i)] = newBuffer(g.mem, g.mem.buf[skip:skip+have])
+		}
+	}
+	sc.releaseAll() // the groups' own references; the Buffers hold theirs
+	return dst, nil
+}
+
+// manyScratch is ReadMany's working memory, recycled across calls.
+type manyScratch struct {
+	keys   []rangeKey  // ranges by offset
+	groups []manyGroup // one read each
+	mems   []*sharedMem
+	calls  []sched.Call
+	s      *sched.Scheduler
+	batch  sched.Batch // of s; kept, as its wait state is made once
+}
+
+// rangeKey is a range's offset and its index in the caller's slice.
+type rangeKey struct {
+	off int64
+	i   int32
+}
+
+// manyGroup is one read covering keys[first:first+n].
+type manyGroup struct {
+	start, end int64
+	first, n   int32
+	mem        *sharedMem // one reference for the group itself
+	got        int
+}
+
+var manyPool = sync.Pool{New: func() any { return new(manyScratch) }}
+
+func (sc *manyScratch) put() {
+	clear(sc.mems)
+	clear(sc.calls)
+	sc.groups = sc.groups[:0]
+	manyPool.Put(sc)
+}
+
+// plan sorts the ranges by offset and groups neighbours: each group is
+// read with one request of at most MaxMerge bytes (or one per range with
+// NoMerge).
+func (sc *manyScratch) plan(f *File, ranges []Range, opts ReadManyOptions) {
+	maxMerge, maxGap := int64(opts.MaxMerge), int64(max(opts.MaxGap, 0))
+	if maxMerge == 0 {
+		maxMerge = 128 << 10
+	}
+	sc.keys = sc.keys[:0]
+	sorted := true
+	for i, r := range ranges {
+		if i > 0 && r.Off < ranges[i-1].Off {
+			sorted = false
+		}
+		sc.keys = append(sc.keys, rangeKey{off: r.Off, i: int32(i)})
+	}
+	if !sorted {
+		slices.SortFunc(sc.keys, func(a, b rangeKey) int {
+			if a.off != b.off {
+				return int(min(max(a.off-b.off, -1), 1))
+			}
+			return int(a.i - b.i)
+		})
+	}
+	sc.groups = sc.groups[:0]
+	for ki, k := range sc.keys {
+		r := ranges[k.i]
+		s, e := r.Off, r.Off+int64(r.Len)
+		if f.direct {
+			s, e = f.alignDown(s), f.alignUp(e)
+			if r.Len == 0 {
+				e = s // nothing to read
+			}
+		}
+		if n := len(sc.groups); n > 0 && maxMerge > 0 {
+			g := &sc.groups[n-1]
+			if s <= g.end+maxGap && max(e, g.end)-g.start <= maxMerge {
+				g.end = max(g.end, e)
+				g.n++
+				continue
+			}
+		}
+		sc.groups = append(sc.groups, manyGroup{start: s, end: e, first: int32(ki), n: 1})
+	}
+}
+
+// read issues the groups' reads together and waits for all of them.
+func (sc *manyScratch) read(f *File) error {
+	sc.mems = slices.Grow(sc.mems[:0], len(sc.groups))[:len(sc.groups)]
+	poolFor(f.s).getMany(sc.mems, func(i int) int { return int(sc.groups[i].end - sc.groups[i].start) })
+	for i := range sc.groups {
+		sc.groups[i].mem = sc.mems[i]
+	}
+	f.mu.Lock()
+	size, padded := f.size, !f.settled()
+	f.mu.Unlock()
+	var first error
+	if len(sc.groups) == 1 {
+		// One read: the scheduler's idle fast path may take it.
+		if g := &sc.groups[0]; g.end > g.start {
+			g.got, first = f.s.ReadAt(f.fd, g.mem.buf[:g.end-g.start], g.start)
+		}
+	} else {
+		if sc.s != f.s {
+			sc.s, sc.batch = f.s, f.s.Batch()
+		}
+		sc.calls = sc.calls[:0]
+		for i := range sc.groups {
+			g := &sc.groups[i]
+			if g.end > g.start {
+				sc.calls = append(sc.calls, sc.batch.StartReadAt(f.fd, g.mem.buf[:g.end-g.start], g.start))
+			}
+		}
+		sc.batch.WaitAll() // one submission, one wake-up
+		c := 0
+		for i := range sc.groups {
+			if g := &sc.groups[i]; g.end > g.start {
+				got, err := sc.calls[c].Wait()
+				c++
+				g.got = got
+				if err != nil && first == nil {
+					first = err
+				}
+			}
+		}
+	}
+	if padded {
+		for i := range sc.groups {
+			g := &sc.groups[i]
+			g.got = int(min(int64(g.got), max(size-g.start, 0)))
+		}
+	}
+	return first
+}
+
+// releaseAll drops the groups' own references on their memory.
+func (sc *manyScratch) releaseAll() {
+	for i := range sc.groups {
+		if m := sc.groups[i].mem; m != nil {
+			m.release()
+			sc.groups[i].mem = nil
+		}
+	}
 }

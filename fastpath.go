@@ -1,12 +1,24 @@
 package diskio
 
-// StreamOptions size a StreamReader. Zero values choose 512 KiB buffers
-// and a read-ahead of 8 (Glommio's scan on this class of hardware
-// saturates around there; measure with BenchmarkScan).
+// StreamOptions size a StreamReader or a StreamWriter. Zero values choose
+// 512 KiB buffers and 8 of them in flight (Glommio's scan on this class of
+// hardware saturates around there; measure with BenchmarkScan, and
+// BenchmarkDurableSeqWrite for writers).
 type StreamOptions struct {
-	BufferSize int // bytes per read, rounded up to the alignment
-	ReadAhead  int // reads kept in flight while the reader consumes one more buffer
+	// BufferSize is the bytes per read or write, rounded up to the
+	// alignment.
+	BufferSize int
+	// ReadAhead is, for a StreamReader, the reads kept in flight while the
+	// reader consumes one more buffer; for a StreamWriter, the full
+	// buffers being written while the caller fills the next one (the
+	// write-behind). Memory is BufferSize x (ReadAhead+1) for a reader,
+	// BufferSize x ReadAhead for a writer. A reader with ReadAhead 1 reads
+	// one buffer at a time, when asked, on the scheduler's idle fast path.
+	ReadAhead int
 }
+
+// NoMerge as ReadManyOptions.MaxMerge turns merging off.
+const NoMerge = -1
 
 // Range is one piece of a file for ReadMany.
 type Range struct {
@@ -16,7 +28,9 @@ type Range struct {
 
 // ReadManyOptions tune ReadMany's merging.
 type ReadManyOptions struct {
-	// MaxMerge caps the size of one merged read (default 128 KiB).
+	// MaxMerge caps the size of one merged read (default 128 KiB);
+	// NoMerge (any negative value) reads every range on its own, even
+	// ranges that overlap.
 	MaxMerge int
 	// MaxGap merges ranges up to this many bytes apart (default 0:
 	// only overlapping or adjacent ranges, after block alignment).

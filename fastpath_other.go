@@ -38,15 +38,20 @@ func (f *File) ReadBuffer(off int64, n int) (*Buffer, error) {
 
 // ReadMany reads every range, one ReadAt each.
 func (f *File) ReadMany(ranges []Range, opts ReadManyOptions) ([]*Buffer, error) {
-	out := make([]*Buffer, len(ranges))
-	for i, r := range ranges {
+	return f.AppendReadMany(nil, ranges, opts)
+}
+
+// AppendReadMany is ReadMany appending the Buffers to dst.
+func (f *File) AppendReadMany(dst []*Buffer, ranges []Range, opts ReadManyOptions) ([]*Buffer, error) {
+	n := len(dst)
+	for _, r := range ranges {
 		b, err := f.ReadBuffer(r.Off, r.Len)
 		if err != nil && err != io.EOF {
-			return nil, err
+			return dst[:n], err
 		}
-		out[i] = b
+		dst = append(dst, b)
 	}
-	return out, nil
+	return dst, nil
 }
 
 // StreamReader reads a File front to back through a buffer of BufferSize.
@@ -78,6 +83,21 @@ func (r *StreamReader) Read(p []byte) (int, error) {
 		return 0, &fs.PathError{Op: "read", Path: r.name, Err: fs.ErrClosed}
 	}
 	return r.r.Read(p)
+}
+
+// NextBuffer returns the next bytes of the file in a Buffer of their own
+// (a copy here); at the end it returns nil, io.EOF.
+func (r *StreamReader) NextBuffer() (*Buffer, error) {
+	if r.closed {
+		return nil, &fs.PathError{Op: "read", Path: r.name, Err: fs.ErrClosed}
+	}
+	if _, err := r.r.Peek(1); err != nil {
+		return nil, err
+	}
+	p, _ := r.r.Peek(r.r.Buffered())
+	b := &Buffer{data: append([]byte(nil), p...)}
+	r.r.Discard(len(p))
+	return b, nil
 }
 
 // Close ends the stream; the File stays open.

@@ -32,6 +32,7 @@ type File struct {
 	acc    int  // O_RDONLY, O_WRONLY or O_RDWR, as the caller opened it
 	append bool // O_APPEND, done here: pwrite on an O_APPEND fd ignores the offset
 	fixed  bool // fd is in the scheduler's registered file table
+	plain  bool // not a regular file: every call goes to osf (plain_linux.go)
 
 	// refs is the fdMutex-style count of calls in progress; refClosed
 	// marks Close. Close waits for the count to drain before it touches
@@ -61,6 +62,9 @@ type File struct {
 	locks rangeLocks // blocks being written
 
 	flush flushGroup // Sync and Datasync: group commit, sticky failure (sync_linux.go)
+
+	streams streamSet // open StreamReaders, ended by Close (stream_linux.go)
+	pc      pageCache // buffered files: page-cache reads and writes with RWF_NOWAIT (buffered_linux.go)
 }
 
 const refClosed = 1 << 62
@@ -96,6 +100,9 @@ func OpenFile(name string, flag int, perm fs.FileMode, opts ...Option) (*File, e
 	osf, err := os.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, err
+	}
+	if pf, err := plainFile(name, osf); pf != nil || err != nil {
+		return pf, err // a FIFO, device or directory: os.File's way
 	}
 	f := &File{
 		name:    name,
@@ -174,13 +181,37 @@ func (f *File) setup(mode DirectMode) error {
 // Name returns the name the file was opened with.
 func (f *File) Name() string { return f.name }
 
-// Fd returns the descriptor the file's I/O uses. With O_DIRECT its offsets,
-// lengths and buffers must be aligned; bypassing the File also bypasses its
-// size tracking.
-func (f *File) Fd() uintptr { return uintptr(f.fd) }
+// Fd returns the descriptor the file's I/O uses, or ^uintptr(0) once the
+// file is closed (or for a nil File), as os.File.Fd does. With O_DIRECT
+// its offsets, lengths and buffers must be aligned, and bypassing the File
+// also bypasses its size tracking: for an *os.File that does ordinary I/O
+// on the same file, use OSFile. Never give Fd to os.NewFile: that
+// *os.File's finalizer would close this File's descriptor.
+func (f *File) Fd() uintptr {
+	if p, ok := f.plainPath(); ok {
+		return p.Fd()
+	}
+	if f.refs.Load()&refClosed != 0 {
+		return ^uintptr(0)
+	}
+	return uintptr(f.fd)
+}
 
 // Direct reports whether the file uses O_DIRECT.
-func (f *File) Direct() bool { return f.direct }
+func (f *File) Direct() bool { return f != nil && f.direct }
+
+// Alignment returns the alignment of O_DIRECT I/O on this file, in bytes:
+// a read or write whose offset, length and memory address are multiples
+// of it goes to the device as it is; any other is served through an
+// aligned bounce buffer (a copy), and an unaligned write also reads the
+// edge blocks it partly covers. It is 1 when the file is not direct.
+// Memory from ReadBuffer, ReadMany and the streams is always aligned.
+func (f *File) Alignment() int {
+	if f == nil || !f.direct {
+		return 1
+	}
+	return int(max(f.block, int64(f.mem)))
+}
 
 // acquire counts a call in; it fails once Close has begun.
 func (f *File) acquire(op string) error {
@@ -204,12 +235,31 @@ func (f *File) pathErr(op string, err error) error {
 	if errors.Is(err, sched.ErrClosed) {
 		err = os.ErrClosed
 	}
+	var ioe *sched.IOError
+	if errors.As(err, &ioe) {
+		err = ioe.Err // the errno, as os.File's PathError holds it
+	}
 	return &fs.PathError{Op: op, Path: f.name, Err: err}
 }
 
-// Close waits for the calls in progress, trims padding so the size on disk
-// is exact, and closes the file. Calls after Close fail with os.ErrClosed.
+// pathErrAt is pathErr for a read or write of n bytes at off: a failure
+// of the kernel's becomes an *IOError naming them.
+func (f *File) pathErrAt(op string, off int64, n int, err error) error {
+	var ioe *sched.IOError
+	if errors.As(err, &ioe) {
+		return &IOError{PathError: fs.PathError{Op: op, Path: f.name, Err: ioe.Err}, Off: off, Len: n, Request: ioe}
+	}
+	return f.pathErr(op, err)
+}
+
+// Close ends the file's StreamReaders (their reads then fail with
+// os.ErrClosed), waits for the calls in progress, trims padding so the
+// size on disk is exact, and closes the file. Calls after Close fail with
+// os.ErrClosed.
 func (f *File) Close() error {
+	if p, ok := f.plainPath(); ok {
+		return p.Close()
+	}
 	for {
 		old := f.refs.Load()
 		if old&refClosed != 0 {
@@ -222,6 +272,7 @@ func (f *File) Close() error {
 			break
 		}
 	}
+	f.streams.end()
 	<-f.drained
 	runtime.SetFinalizer(f, nil)
 	terr := f.trimPadding()

@@ -16,7 +16,8 @@ import (
 // as far as ReadAt and WriteAt go; Read, Write and Seek share the file
 // offset.
 type File struct {
-	f *os.File
+	f    *os.File
+	flag int // OpenFile's flags, for OSFile; -1 from NewFile
 }
 
 // Open opens the named file for reading, like os.Open.
@@ -50,7 +51,7 @@ func OpenFile(name string, flag int, perm fs.FileMode, opts ...Option) (*File, e
 	if err != nil {
 		return nil, err
 	}
-	return &File{f: f}, nil
+	return &File{f: f, flag: flag}, nil
 }
 
 // osFile returns the wrapped *os.File, or nil for a nil File: the methods

@@ -447,6 +447,12 @@ func diffErr(ea, eb error, pa, pb string) string {
 		}
 		return ""
 	}
+	if ioe, ok := ea.(*IOError); ok {
+		// A failure of the kernel's: os.File's *fs.PathError, wrapped
+		// with the caller's offset and length (the one difference, by
+		// design: errors.As finds the PathError, whose Err is the errno).
+		ea = &ioe.PathError
+	}
 	pea, okA := ea.(*fs.PathError)
 	peb, okB := eb.(*fs.PathError)
 	if okA != okB {

@@ -2,4 +2,11 @@
 
 package diskio
 
+import "github.com/diskio-go/diskio/sched"
+
 type platformOptions struct{}
+
+// WithScheduler sends the file's I/O through s instead of the process-wide
+// default scheduler. On this system there is no scheduler (sched.New
+// fails), and Files do their I/O through os.File: it does nothing.
+func WithScheduler(s *sched.Scheduler) Option { return func(o *options) {} }

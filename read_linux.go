@@ -15,6 +15,9 @@ import (
 // Read reads up to len(b) bytes at the cursor and advances it. At end of
 // file it returns 0, io.EOF.
 func (f *File) Read(b []byte) (int, error) {
+	if p, ok := f.plainPath(); ok {
+		return p.Read(b)
+	}
 	if err := f.acquire("read"); err != nil {
 		return 0, err
 	}
@@ -28,6 +31,7 @@ func (f *File) Read(b []byte) (int, error) {
 	off := f.pos
 	f.mu.Unlock()
 	n, err := f.readAt(b, off)
+	err = f.pathErrAt("read", off, len(b), err)
 	f.mu.Lock()
 	f.pos += int64(n)
 	f.mu.Unlock()
@@ -37,12 +41,15 @@ func (f *File) Read(b []byte) (int, error) {
 	if err == io.EOF && n > 0 {
 		err = nil
 	}
-	return n, f.pathErr("read", err)
+	return n, err
 }
 
 // ReadAt reads len(b) bytes at off. It returns n < len(b) only with an
 // error, io.EOF at end of file.
 func (f *File) ReadAt(b []byte, off int64) (int, error) {
+	if p, ok := f.plainPath(); ok {
+		return p.ReadAt(b, off)
+	}
 	// The order of checks is os.File's.
 	if off < 0 {
 		return 0, &fs.PathError{Op: "readat", Path: f.name, Err: errors.New("negative offset")}
@@ -58,7 +65,7 @@ func (f *File) ReadAt(b []byte, off int64) (int, error) {
 	if err == nil && n < len(b) {
 		err = io.EOF
 	}
-	return n, f.pathErr("read", err)
+	return n, f.pathErrAt("read", off, len(b), err)
 }
 
 // readAt reads what lies in [off, off+len(b)) below the logical size; it
@@ -90,9 +97,12 @@ func (f *File) readAt(b []byte, off int64) (int, error) {
 	}
 	var n int
 	var err error
-	if !f.direct || f.aligned(b, off) {
+	switch {
+	case !f.direct:
+		n, err = f.readCached(b, off) // page cache first (buffered_linux.go)
+	case f.aligned(b, off):
 		n, err = f.s.ReadAt(f.fd, b, off)
-	} else {
+	default:
 		n, err = f.bounceRead(b, off)
 	}
 	// A write of ours that began during the read may have padded its last

@@ -70,6 +70,9 @@ func (f *File) sizeNow() (int64, error) {
 // Seek sets the cursor for the next Read or Write, like os.File.Seek
 // (io.SeekEnd is relative to the logical size).
 func (f *File) Seek(offset int64, whence int) (int64, error) {
+	if p, ok := f.plainPath(); ok {
+		return p.Seek(offset, whence)
+	}
 	if err := f.acquire("seek"); err != nil {
 		return 0, err
 	}
@@ -121,6 +124,9 @@ func (f *File) Seek(offset int64, whence int) (int64, error) {
 
 // Stat returns the file's FileInfo; Size is the exact logical size.
 func (f *File) Stat() (fs.FileInfo, error) {
+	if p, ok := f.plainPath(); ok {
+		return p.Stat()
+	}
 	if err := f.acquire("stat"); err != nil {
 		return nil, err
 	}
@@ -140,7 +146,7 @@ func (f *File) Stat() (fs.FileInfo, error) {
 		f.publish()
 		return fi, nil
 	}
-	return fileInfo{fi, f.size}, nil
+	return withSize(fi, f.size), nil
 }
 
 type fileInfo struct {
@@ -152,6 +158,9 @@ func (fi fileInfo) Size() int64 { return fi.size }
 
 // Truncate changes the size of the file, like os.File.Truncate.
 func (f *File) Truncate(size int64) error {
+	if p, ok := f.plainPath(); ok {
+		return p.Truncate(size)
+	}
 	if err := f.acquire("truncate"); err != nil {
 		return err
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskio-go/diskio/sched"
 )
 
 func TestStreamReaderMatchesFile(t *testing.T) {
@@ -28,6 +30,8 @@ func TestStreamReaderMatchesFile(t *testing.T) {
 	}{
 		{0, StreamOptions{}},
 		{0, StreamOptions{BufferSize: 4096, ReadAhead: 50}},
+		{0, StreamOptions{BufferSize: 4096, ReadAhead: 1}}, // one-deep: read when needed
+		{5000, StreamOptions{BufferSize: 64 << 10, ReadAhead: 1}},
 		{777, StreamOptions{BufferSize: 100000, ReadAhead: 3}}, // rounded up to the alignment
 		{int64(len(data)) - 5, StreamOptions{BufferSize: 8192, ReadAhead: 2}},
 		{int64(len(data)), StreamOptions{}},
@@ -69,3 +73,94 @@ func TestStreamReaderCloseEarly(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 100, n)
 }
+
+// NextBuffer hands out the stream's buffers without a copy, mixed with
+// Read; Buffers held while the stream goes on keep their bytes.
+func TestStreamReaderNextBuffer(t *testing.T) {
+	data := make([]byte, 1<<20+4321)
+	rand.NewChaCha8([32]byte{3}).Read(data)
+	path := filepath.Join(t.TempDir(), "stream")
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	f, err := Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	for _, opts := range []StreamOptions{{BufferSize: 4096, ReadAhead: 50}, {BufferSize: 64 << 10, ReadAhead: 3}, {BufferSize: 4096, ReadAhead: 1}} {
+		r, err := f.NewStreamReader(100, opts)
+		require.NoError(t, err)
+		var got []byte
+		type heldBuf struct {
+			b   *Buffer
+			off int // where its bytes start in got
+		}
+		var held []heldBuf
+		p := make([]byte, 1000)
+		for i := 0; ; i++ {
+			if i%3 == 2 {
+				n, err := r.Read(p) // a partial Read, then NextBuffer takes the rest
+				got = append(got, p[:n]...)
+				if err == io.EOF {
+					break
+				}
+				require.NoError(t, err)
+				continue
+			}
+			b, err := r.NextBuffer()
+			if err == io.EOF {
+				require.Nil(t, b)
+				break
+			}
+			require.NoError(t, err)
+			require.NotEmpty(t, b.Bytes())
+			held = append(held, heldBuf{b, len(got)})
+			got = append(got, b.Bytes()...)
+			if len(held) > 7 {
+				// Still intact after the stream read on into other memory.
+				h := held[0]
+				require.Equal(t, got[h.off:h.off+len(h.b.Bytes())], h.b.Bytes())
+				h.b.Release()
+				held = held[1:]
+			}
+		}
+		require.True(t, bytes.Equal(data[100:], got), "%+v", opts)
+		for _, h := range held {
+			require.Equal(t, data[100+h.off:100+h.off+len(h.b.Bytes())], h.b.Bytes())
+			h.b.Release()
+		}
+		require.NoError(t, r.Close())
+	}
+}
+
+// A one-deep stream's reads take the scheduler's idle fast path.
+func TestStreamReaderOneDeepInline(t *testing.T) {
+	var inline, total int
+	tr := &eventTracer{fn: func(ev sched.RequestEvent) {
+		if ev.Op == sched.OpRead {
+			total++
+			if ev.Inline {
+				inline++
+			}
+		}
+	}}
+	s, err := sched.New(sched.Options{Tracer: tr})
+	require.NoError(t, err)
+	defer s.Close()
+	path := filepath.Join(t.TempDir(), "stream")
+	require.NoError(t, os.WriteFile(path, make([]byte, 256<<10), 0o600))
+	f, err := OpenFile(path, os.O_RDONLY, 0, WithScheduler(s))
+	require.NoError(t, err)
+	defer f.Close()
+	r, err := f.NewStreamReader(0, StreamOptions{BufferSize: 4096, ReadAhead: 1})
+	require.NoError(t, err)
+	n, err := io.Copy(io.Discard, r)
+	require.NoError(t, err)
+	require.Equal(t, int64(256<<10), n)
+	require.NoError(t, r.Close())
+	require.Equal(t, 64, total)
+	require.Equal(t, total, inline)
+}
+
+// eventTracer calls fn for every request; one goroutine at a time here.
+type eventTracer struct{ fn func(sched.RequestEvent) }
+
+func (e *eventTracer) SyscallDone(sched.SyscallEvent)    {}
+func (e *eventTracer) RequestDone(ev sched.RequestEvent) { e.fn(ev) }

@@ -8,8 +8,9 @@ import (
 )
 
 // StreamWriter writes a File front to back with write-behind: full buffers
-// are written in the background, up to WriteBehind of them at a time, while
-// the caller fills the next one. Buffers are aligned to the file's blocks,
+// are written in the background, up to StreamOptions.ReadAhead of them at
+// a time (for a writer, the write-behind), while the caller fills the next
+// one. Buffers are aligned to the file's blocks,
 // so every full buffer is one direct write with no read-modify-write; the
 // partial last buffer is written by Flush, Sync and Close. A StreamWriter
 // is for one goroutine; its first error is sticky.
@@ -35,6 +36,12 @@ type writeSlot struct {
 // NewStreamWriter starts writing at off; opts.BufferSize and
 // opts.ReadAhead (here: buffers written behind) default to 512 KiB and 8.
 func (f *File) NewStreamWriter(off int64, opts StreamOptions) (*StreamWriter, error) {
+	if p, plain, err := f.plainCheck(); err != nil || plain {
+		if err != nil {
+			return nil, err
+		}
+		return nil, &fs.PathError{Op: "stream", Path: p.Name(), Err: errNotRegular}
+	}
 	if off < 0 {
 		return nil, &fs.PathError{Op: "stream", Path: f.name, Err: errors.New("negative offset")}
 	}

@@ -35,6 +35,9 @@ var errNegativeOffset = errors.New("negative offset")
 // Once a Sync or Datasync of this File has failed, Sync returns that
 // first error without flushing again.
 func (f *File) Sync() error {
+	if p, ok := f.plainPath(); ok {
+		return p.Sync()
+	}
 	if err := f.acquire("sync"); err != nil {
 		return err
 	}
@@ -47,6 +50,12 @@ func (f *File) Sync() error {
 // timestamps would differ. Its guarantees and its sticky failure are
 // Sync's.
 func (f *File) Datasync() error {
+	if p, plain, err := f.plainCheck(); err != nil || plain {
+		if err != nil {
+			return err
+		}
+		return plainDatasync(p)
+	}
 	if err := f.acquire("datasync"); err != nil {
 		return err
 	}
@@ -222,6 +231,12 @@ func (g *flushGroup) run(r *flushRound, flush func(full bool) (sticky bool, err 
 // the next block durable: until Sync or Close trims it, the file may be
 // found that much longer, with zeros, after a crash.
 func (f *File) WriteAtDSync(b []byte, off int64) (int, error) {
+	if p, plain, err := f.plainCheck(); err != nil || plain {
+		if err != nil {
+			return 0, err
+		}
+		return plainWriteAtDSync(p, b, off)
+	}
 	if f.append {
 		return 0, errWriteAtInAppendMode
 	}
@@ -239,7 +254,7 @@ func (f *File) WriteAtDSync(b []byte, off int64) (int, error) {
 		return 0, err
 	}
 	n, err := f.writeAt(b, off, unix.RWF_DSYNC)
-	return n, f.pathErr("write", err)
+	return n, f.pathErrAt("write", off, len(b), err)
 }
 
 // Preallocate reserves disk space for [off, off+n) with fallocate, growing
@@ -260,6 +275,12 @@ func (f *File) PreallocateKeepSize(off, n int64) error {
 }
 
 func (f *File) preallocate(op string, mode uint32, off, n int64) error {
+	if p, plain, err := f.plainCheck(); err != nil || plain {
+		if err != nil {
+			return err
+		}
+		return plainPreallocate(p, mode, off, n)
+	}
 	if err := f.acquire(op); err != nil {
 		return err
 	}

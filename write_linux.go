@@ -17,6 +17,9 @@ import (
 
 // Write writes b at the cursor (at the end with O_APPEND) and advances it.
 func (f *File) Write(b []byte) (int, error) {
+	if p, ok := f.plainPath(); ok {
+		return p.Write(b)
+	}
 	if err := f.acquire("write"); err != nil {
 		return 0, err
 	}
@@ -51,7 +54,7 @@ func (f *File) Write(b []byte) (int, error) {
 	if err == nil && n != len(b) {
 		err = io.ErrShortWrite
 	}
-	return n, f.pathErr("write", err)
+	return n, f.pathErrAt("write", off, len(b), err)
 }
 
 // WriteString is like Write, but writes the contents of s.
@@ -62,6 +65,9 @@ func (f *File) WriteString(s string) (int, error) {
 // WriteAt writes b at off. Like os.File it refuses files opened with
 // O_APPEND.
 func (f *File) WriteAt(b []byte, off int64) (int, error) {
+	if p, ok := f.plainPath(); ok {
+		return p.WriteAt(b, off)
+	}
 	// The order of checks is os.File's.
 	if f.append {
 		return 0, errWriteAtInAppendMode
@@ -80,7 +86,7 @@ func (f *File) WriteAt(b []byte, off int64) (int, error) {
 		return 0, err // the first failed flush, for ever (sync_linux.go)
 	}
 	n, err := f.writeAt(b, off, 0)
-	return n, f.pathErr("write", err)
+	return n, f.pathErrAt("write", off, len(b), err)
 }
 
 // writeAt writes b at off; rwf are RWF_* flags for every write it issues
@@ -97,7 +103,7 @@ func (f *File) writeAt(b []byte, off int64, rwf uint32) (int, error) {
 	}
 	if !f.direct {
 		f.startWrite()
-		n, err := f.s.WriteAtFlags(f.fd, b, off, rwf)
+		n, err := f.writeCached(b, off, rwf) // page cache first (buffered_linux.go)
 		f.grow(off+int64(n), off+int64(n))
 		return n, err
 	}

@@ -131,3 +131,71 @@ func TestBatch(t *testing.T) {
 		})
 	}
 }
+
+// WaitAll waits for every call of the batch, round after round (its state
+// is reused), with more calls than slots, on every backend; each Call's
+// Wait then returns at once with its own result.
+func TestBatchWaitAll(t *testing.T) {
+	for _, b := range backends {
+		t.Run(string(b), func(t *testing.T) {
+			s := newSched(t, b, Options{Entries: 8})
+			f := testenv.DirectFile(t)
+			const n = 40
+			want := testenv.AlignedBuf(t, n*blockSize)
+			fill(want, 9)
+			_, err := s.WriteAt(int(f.Fd()), want, 0)
+			require.NoError(t, err)
+			got := testenv.AlignedBuf(t, n*blockSize)
+			batch := s.Batch()
+			batch.WaitAll() // nothing started: returns at once
+			for round := range 5 {
+				clear(got)
+				var calls [n]Call
+				for i := range calls {
+					calls[i] = batch.StartReadAt(int(f.Fd()), got[i*blockSize:(i+1)*blockSize], int64(i*blockSize))
+				}
+				batch.WaitAll() // submits, too
+				for i := range calls {
+					require.True(t, calls[i].Ready(), "round %d call %d", round, i)
+					m, err := calls[i].Wait()
+					require.NoError(t, err)
+					require.Equal(t, blockSize, m)
+				}
+				require.True(t, bytes.Equal(want, got), "round %d", round)
+			}
+			// A failing call is reported by its own Wait.
+			bad := batch.StartReadAt(-1, got[:blockSize], 0)
+			ok := batch.StartReadAt(int(f.Fd()), got[:blockSize], 0)
+			batch.WaitAll()
+			_, err = bad.Wait()
+			require.Error(t, err)
+			_, err = ok.Wait()
+			require.NoError(t, err)
+		})
+	}
+}
+
+func TestBatchWaitAllZeroAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items under the race detector")
+	}
+	s := newSched(t, URing, Options{})
+	f := testenv.DirectFile(t)
+	buf := testenv.AlignedBuf(t, 16*blockSize)
+	_, err := s.WriteAt(int(f.Fd()), buf, 0)
+	require.NoError(t, err)
+	batch := s.Batch()
+	var calls [16]Call
+	allocs := testing.AllocsPerRun(200, func() {
+		for i := range calls {
+			calls[i] = batch.StartReadAt(int(f.Fd()), buf[i*blockSize:(i+1)*blockSize], int64(i*blockSize))
+		}
+		batch.WaitAll()
+		for i := range calls {
+			if _, err := calls[i].Wait(); err != nil {
+				panic(err)
+			}
+		}
+	})
+	require.Zero(t, allocs)
+}

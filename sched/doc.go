@@ -40,7 +40,10 @@
 //     system call: for one or two callers that is what os.File does,
 //     without the two thread wake-ups a trip through the loop would cost.
 //     Under concurrency the ring takes over. (Measured with -bench RandRead4K/uring/g=1: ~115µs
-//     per 4 KiB read through the loop against ~30µs inline.)
+//     per 4 KiB read through the loop against ~30µs inline.) Only the
+//     waiting calls (ReadAt, WriteAt, Fsync...) take it; StartReadAt and
+//     Batch never do, since their caller wants to go on. diskio's one-deep StreamReader and a ReadMany
+//     whose ranges merge into one read therefore call ReadAt, not Batch.
 //
 // What was measured and kept (go test -bench RandRead4K ./sched/, 128
 // goroutines; the VM's disk moves ±20% between runs, so alternatives were
@@ -54,13 +57,11 @@
 // first runtime.LockOSThread in a process starts the runtime's template
 // thread. With GOMAXPROCS=2 a process doing 4 KiB reads from 128 goroutines
 // peaked at 6-7 OS threads with the loop locked and 5-6 (GOMAXPROCS+4 is 6)
-// without, where os.File peaks at 60-95. So the loop is not locked unless the ring
-// needs it (SINGLE_ISSUER, DEFER_TASKRUN) or the option asks. It never
+// without, where os.File peaks at 60-95. So reads alone do not lock the
+// loop (writes and syncs do, below; so do SINGLE_ISSUER and DEFER_TASKRUN,
+// and the option). It never
 // parks on a Go channel either way, so it holds its thread while it sleeps
-// in the kernel. One consequence: requests io_uring hands to its worker
-// threads (fsync, fallocate, buffered writes) get workers per submitting
-// thread, and those threads come and go (they exit after a few idle
-// seconds). Parking the loop in the Go netpoller on the ring's descriptor
+// in the kernel. Parking the loop in the Go netpoller on the ring's descriptor
 // (readable when the CQ holds completions) instead of sleeping in
 // io_uring_enter, so that it holds no thread while asleep, was measured
 // too: the same IOPS, 6-7 threads instead of 6-8, and 15-20% more CPU per
@@ -72,6 +73,34 @@
 // thread and the template thread. Without them a fresh process has 4
 // threads and a read-heavy one peaks at 5-6; the testbench links neither,
 // and CGO_ENABLED=0 builds benchmark binaries without the first.
+//
+// Writes and syncs need more than that. io_uring runs what cannot complete
+// without blocking (fsync and fdatasync, fallocate, an O_DIRECT write that
+// extends an ext4 file, buffered writes) on io-wq worker threads, named
+// iou-wrk-<tid of the submitting thread>: they belong to the thread that
+// submitted, and count as threads of the process (RLIMIT_NPROC). An
+// unlocked loop submits from whichever thread it runs on, and each of
+// those got a pool of its own, of up to 4 x CPUs workers: 64 goroutines
+// extending their files with a Datasync every fourth write peaked at 41-47
+// threads, 32-40 of them workers. So the loop locks itself to its thread
+// before the first write, sync or fallocate it submits (reads alone never
+// do: they need no workers, and the lock costs the template thread), and
+// caps the ring's pool with IORING_REGISTER_IOWQ_MAX_WORKERS
+// (Options.IOWQMaxWorkers: 4 bounded and 4 unbounded by default; both
+// count, as Linux 6.18 ran fsyncs and writes on unbounded workers too). The kernel gives a
+// ring's cap to a thread when it first submits to it only if that is the
+// thread's first ring, so the loop registers the cap once more from its
+// locked thread. With GOMAXPROCS=2, 64 and 1,000 such writers now peak at
+// 11 threads, 4 of them workers, all of one thread (TestWriterThreadsBounded;
+// the 7 others include the template thread). Linux AIO needs no workers of
+// ours (its fsync runs on the kernel's shared workqueue): 7-8 threads, as
+// its io_submit of an extending write blocks the loop's thread. Group
+// commit used at most 2 workers (two flushes in flight), durable
+// sequential writes 8 uncapped (one per write in flight, though ext4
+// serialises extending writes on the inode lock) and 4 capped. Caps of 1,
+// 2, 4 and 8 gave the same commits/s and MB/s within the noise of a busy
+// machine (README, "Durability"); 4 leaves group commit's two flushes room
+// for two writes beside them, and halves the stream's 8.
 // Registered buffers and files (AllocBuffer, RegisterFile) gave +15-20% IOPS
 // and 15-25% less CPU per op.
 //
@@ -98,10 +127,12 @@
 // StartWriteAt return a Call to Wait on later, so one goroutine can keep
 // many requests in flight without a goroutine per request (diskio's
 // StreamReader keeps its read-ahead this way); requests started together
-// are submitted together.
+// in a Batch are submitted together, and Batch.WaitAll waits for all of
+// them with one wake-up of the caller (diskio's ReadMany).
 //
-// In-flight work is bounded by Options.Entries; the CQ is twice that, so it
-// never overflows. Requests beyond the bound wait in the loop's pending
+// In-flight work is bounded by Options.Entries (1,024 on io_uring, so that a
+// batch of thousands of reads keeps the device's queue full; 256 on AIO);
+// the CQ is twice that, so it never overflows. Requests beyond the bound wait in the loop's pending
 // list (their callers wait as for any request); they never fail. Short reads and writes are resubmitted from where they stopped,
 // EINTR and EAGAIN are retried, every other error goes to the one caller
 // whose request failed (EINVAL on O_DIRECT files explained with the file's
@@ -114,8 +145,8 @@
 // Close refuses new requests, lets every accepted request complete, then
 // releases the kernel queue and the eventfd, and the loop goroutine ends.
 //
-// Registered (fixed) buffers and files: the scheduler registers a 4 MiB
-// arena with io_uring (Options.FixedBuffers) and an empty file table
+// Registered (fixed) buffers and files: the scheduler registers a 16 MiB
+// arena (4 MiB where RLIMIT_MEMLOCK refuses 16) with io_uring (Options.FixedBuffers) and an empty file table
 // (Options.FixedFiles). Memory from AllocBuffer lies in the arena, and reads
 // and writes into it use READ_FIXED/WRITE_FIXED, chosen by address;
 // RegisterFile puts an fd in the table. When the kernel or RLIMIT_MEMLOCK
@@ -129,6 +160,16 @@
 // ring, a dropped CQE with a CQ twice the in-flight bound) panic, as
 // TigerBeetle does: continuing would hand callers buffers the kernel may
 // still write.
+//
+// Page-cache attempts (ReadAtNowait, WriteAtNowait) are for buffered
+// files: one preadv2/pwritev2 with RWF_NOWAIT on the caller's goroutine,
+// which copies what the page cache holds and never waits for the disk;
+// the caller sends the rest through ReadAt or WriteAt, where io_uring
+// reads buffered files asynchronously (Linux 5.9+) without worker
+// threads. They never touch the loop. When the caller expects a hit,
+// attempts up to 64 KiB are raw system calls, so the runtime starts no
+// thread for them even when the machine is busy (package diskio's
+// PageCache mode uses them).
 //
 // Backends: io_uring (default), Linux AIO (asynchronous only for O_DIRECT
 // files; NOP and fallocate run inline), and blocking (the os.File

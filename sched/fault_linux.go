@@ -16,7 +16,7 @@ type Attempt struct {
 	Fd    int32
 	Off   int64  // where this attempt starts
 	Len   int    // bytes it would transfer (reads and writes)
-	Flags uint32 // RWF_* flags of a write
+	Flags uint32 // RWF_* flags of a write; RWF_NOWAIT marks a page-cache attempt (ReadAtNowait, WriteAtNowait)
 	Retry int32  // 0 for the first submission
 }
 
@@ -42,7 +42,9 @@ type Fault struct {
 
 // FaultInjector chooses the faults of Options.Faults. Fault is called on
 // the scheduler's goroutine for every attempt, so it must be quick and must
-// not call the scheduler.
+// not call the scheduler; for page-cache attempts (Flags has RWF_NOWAIT)
+// it is called on the caller's goroutine, so an injector used with
+// ReadAtNowait or WriteAtNowait must be safe for concurrent use.
 type FaultInjector interface {
 	Fault(a Attempt) Fault
 }

@@ -20,8 +20,8 @@ func TestFixedStatusReported(t *testing.T) {
 	require.True(t, st.Buffers, st.String())
 	require.True(t, st.Files, st.String())
 
-	s = newSched(t, URing, Options{FixedBuffers: -1, FixedFiles: -1})
-	require.Equal(t, "fixed buffers: no (disabled by Options.FixedBuffers); fixed files: no (disabled by Options.FixedFiles)", s.Fixed().String())
+	s = newSched(t, URing, Options{FixedBuffers: -1, FixedFiles: -1, IOWQMaxWorkers: -1})
+	require.Equal(t, "fixed buffers: no (disabled by Options.FixedBuffers); fixed files: no (disabled by Options.FixedFiles); io_uring workers: not capped (disabled by Options.IOWQMaxWorkers)", s.Fixed().String())
 	require.Error(t, s.RegisterFile(0))
 
 	for _, b := range []Backend{AIO, Blocking} {

@@ -17,9 +17,11 @@ const (
 	SysFsync
 	SysFdatasync
 	SysFallocate
+	SysPreadv2  // a page-cache read with RWF_NOWAIT, on the caller's goroutine (ReadAtNowait)
+	SysPwritev2 // a page-cache write with RWF_NOWAIT (WriteAtNowait)
 )
 
-var syscallNames = [...]string{"io_uring_enter", "io_submit", "io_getevents", "eventfd_write", "pread", "pwrite", "fsync", "fdatasync", "fallocate"}
+var syscallNames = [...]string{"io_uring_enter", "io_submit", "io_getevents", "eventfd_write", "pread", "pwrite", "fsync", "fdatasync", "fallocate", "preadv2", "pwritev2"}
 
 func (c Syscall) String() string {
 	if int(c) < len(syscallNames) {
@@ -51,6 +53,7 @@ type RequestEvent struct {
 	Len     int
 	Backend Backend
 	Inline  bool  // ran on the caller's goroutine (blocking backend, idle fast path)
+	Nowait  bool  // a page-cache attempt with RWF_NOWAIT (ReadAtNowait, WriteAtNowait); Inline too
 	Fixed   bool  // used a registered buffer
 	Submits int32 // times submitted: more than 1 after short or interrupted I/O
 	N       int   // bytes transferred

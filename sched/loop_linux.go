@@ -28,6 +28,10 @@ type loop struct {
 	tracer    Tracer
 	now       int64 // tracer clock when the last completions were reaped
 	acceptNow int64 // tracer clock of this accept round's submissions, 0 until read
+
+	ring   *uringQueue // the io_uring queue under any fault injector; nil on AIO
+	locked bool        // the goroutine is locked to its OS thread
+	recap  bool        // apply the worker cap to this thread after its next submission
 }
 
 func openQueue(b Backend, opts Options) (queue, error) {
@@ -42,19 +46,24 @@ func openQueue(b Backend, opts Options) (queue, error) {
 
 // run is the scheduler goroutine. It stays on one OS thread for its whole
 // life when asked to, or when the ring is bound to its creating thread
-// (SINGLE_ISSUER, DEFER_TASKRUN).
+// (SINGLE_ISSUER, DEFER_TASKRUN); otherwise from the first request that
+// may go to an io_uring worker on (lockForWorkers).
 func (s *Scheduler) run(b Backend, opts Options, ready chan<- error) {
-	if opts.LockOSThread || opts.RingFlags&(uring.IORING_SETUP_SINGLE_ISSUER|uring.IORING_SETUP_DEFER_TASKRUN) != 0 {
+	locked := opts.LockOSThread || opts.RingFlags&(uring.IORING_SETUP_SINGLE_ISSUER|uring.IORING_SETUP_DEFER_TASKRUN) != 0
+	if locked {
 		// Never unlocked: when run returns, the runtime ends the thread.
 		runtime.LockOSThread()
+		s.locked.Store(true)
 	}
 	q, err := openQueue(b, opts)
 	if err != nil {
 		ready <- err
 		return
 	}
-	if uq, ok := q.(*uringQueue); ok {
+	uq, _ := q.(*uringQueue)
+	if uq != nil {
 		s.setupFixed(uq, opts)
+		s.workers = uq.capWorkers(opts.IOWQMaxWorkers)
 	}
 	if opts.Faults != nil {
 		q = newFaultQueue(q, opts.Entries+1, opts.Faults)
@@ -70,6 +79,8 @@ func (s *Scheduler) run(b Backend, opts Options, ready chan<- error) {
 		spin:     opts.Spin,
 		tracer:   opts.Tracer,
 		retry:    make([]*request, 0, n),
+		ring:     uq,
+		locked:   locked,
 	}
 	for i := range l.free {
 		l.free[i] = uint32(n - 1 - i)
@@ -90,6 +101,10 @@ func (l *loop) main() {
 				l.fatal(err)
 			}
 			l.prepared = 0
+			if l.recap {
+				l.ring.recapWorkers()
+				l.recap = false
+			}
 		}
 		n, err := l.q.reap(l.done)
 		if err != nil {
@@ -217,6 +232,7 @@ func (l *loop) take() {
 }
 
 func (l *loop) submit(r *request) {
+	l.lockForWorkers(r.op)
 	slot := l.free[len(l.free)-1]
 	l.free = l.free[:len(l.free)-1]
 	l.slots[slot] = r
@@ -248,7 +264,9 @@ func (l *loop) complete(c completion) {
 		return
 	}
 	r.tComplete = l.now
+	g := r.group // read before the wake-up: the caller may recycle r
 	r.wake <- struct{}{}
+	g.done()
 }
 
 // fatal handles a failure of the kernel queue itself (not of a request),

@@ -4,6 +4,7 @@ package sched
 
 import (
 	"sync"
+	"sync/atomic"
 )
 
 // Op is the kind of a request.
@@ -46,8 +47,9 @@ type request struct {
 	done int   // bytes transferred so far (short I/O is resubmitted)
 	err  error // final error, nil on success
 
-	wake chan struct{} // capacity 1: the scheduler's send never blocks
-	next *request      // in Scheduler.incoming, then in the loop's pending list
+	wake  chan struct{} // capacity 1: the scheduler's send never blocks
+	group *batchWait    // the Batch that started it, or nil
+	next  *request      // in Scheduler.incoming, then in the loop's pending list
 
 	// Timestamps (nanotime) for the tracer; zero when tracing is off.
 	tEnqueue, tSubmit, tComplete int64
@@ -66,3 +68,19 @@ func putRequest(r *request) {
 
 // remaining is the part of a read or write still to transfer.
 func (r *request) remaining() []byte { return r.buf[r.done:] }
+
+// batchWait lets the goroutine that started a Batch wait for all of its
+// calls with one wake-up instead of one per call. left counts the calls
+// not yet complete plus one, held by the waiter until Batch.WaitAll, so
+// that it cannot reach zero while calls are still being added.
+type batchWait struct {
+	left atomic.Int64
+	wake chan struct{} // capacity 1
+}
+
+// done records one completed call of the batch (g may be nil).
+func (g *batchWait) done() {
+	if g != nil && g.left.Add(-1) == 0 {
+		g.wake <- struct{}{}
+	}
+}

@@ -23,6 +23,8 @@ type uringQueue struct {
 	arena     *arena  // registered as fixed buffer 0; nil when not registered
 	fileSlot  []int32 // by fd: index in the registered file table, or -1
 	freeSlots []uint32
+
+	maxWorkers uring.MaxWorkers // the cap on io-wq workers, zero when none
 }
 
 func newUringQueue(entries uint32, flags uint32, tracer Tracer) (*uringQueue, error) {

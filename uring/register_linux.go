@@ -99,6 +99,34 @@ func (r *Ring) UnregisterEventfd() error {
 	return wrapRegister("unregister eventfd", err)
 }
 
+// MaxWorkers bounds the io-wq worker threads of one submitting thread:
+// Bounded for work that completes in bounded time (reads, writes, fsync,
+// fallocate on regular files and block devices), Unbounded for work that
+// may wait forever (pipes, sockets). Zero means "leave as it is".
+type MaxWorkers struct {
+	Bounded   uint32
+	Unbounded uint32
+}
+
+// RegisterIOWQMaxWorkers is IORING_REGISTER_IOWQ_MAX_WORKERS (Linux 5.15):
+// it caps the io-wq workers that run what cannot complete without
+// blocking (fsync, fallocate, O_DIRECT writes that extend a file,
+// buffered writes). Workers belong to the submitting thread, not to the
+// ring: the limit is applied to the calling thread's pool and to the pool
+// of every thread that has submitted to this ring so far, and is kept
+// for threads whose first ring this is when they first submit (a thread
+// that already had a pool from another ring keeps that pool's limit). The
+// kernel lowers each count to RLIMIT_NPROC. It returns the calling
+// thread's previous limits, or zeros when that thread has submitted to no
+// ring yet; with m zero it changes nothing and reads them.
+func (r *Ring) RegisterIOWQMaxWorkers(m MaxWorkers) (prev MaxWorkers, err error) {
+	counts := [2]uint32{m.Bounded, m.Unbounded}
+	if _, err := r.register(IORING_REGISTER_IOWQ_MAX_WORKERS, unsafe.Pointer(&counts), 2); err != nil {
+		return MaxWorkers{}, wrapRegister("iowq max workers", err)
+	}
+	return MaxWorkers{Bounded: counts[0], Unbounded: counts[1]}, nil
+}
+
 func wrapRegister(what string, err error) error {
 	if err == nil {
 		return nil

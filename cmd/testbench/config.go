@@ -48,7 +48,7 @@ type config struct {
 }
 
 var (
-	presetNames  = []string{"default", "paper", "glommio-scan", "glommio-random", "uring-write", "latency-model", "fsync"}
+	presetNames  = []string{"default", "paper", "glommio", "glommio-scan", "glommio-random", "uring-write", "latency-model", "fsync"}
 	backendNames = []string{"os.File", "uring", "aio", "blocking"}
 	rwNames      = []string{"randread", "randwrite", "read", "write", "mixed"}
 	fsyncNames   = []string{"none", "each", "end", "dsync", "group"}

@@ -440,6 +440,7 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 		P999: us(h.Quantile(0.999)), Max: us(h.Max()), Mean: us(h.Mean())}
 	r.CPUUsPerOp = float64(u.CPU.Nanoseconds()) / 1e3 / float64(nops)
 	r.ThreadsPeak = u.PeakThreads
+	r.WorkersPeak = u.PeakWorkers
 	r.AllocsPerOp = float64(u.Allocs) / float64(nops)
 	if osT != nil {
 		r.SyscallsPerOp = float64(osT.calls.Load()) / float64(nops)

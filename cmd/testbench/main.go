@@ -35,6 +35,7 @@
 //
 //	-preset paper           2017 Go AIO attempt: blocking vs AIO vs io_uring, 2 goroutines,
 //	                        1 KiB..1 MiB reads and writes, buffered and O_DIRECT, submit time per op
+//	-preset glommio         Glommio's storage example: random, ReadMany bulk, four scans, each beside fio
 //	-preset glommio-scan    Glommio's scan ladder: buffered, direct 4 KiB, read-ahead, big buffers, fixed, poll
 //	-preset glommio-random  random 4 KiB reads, cached working set vs whole file, buffered vs direct
 //	-preset uring-write     std / uring / uring-fixed x plain, fsync, O_DIRECT|O_DSYNC, fallocate
@@ -230,6 +231,7 @@ func kernelReport(w io.Writer, dir string) {
 		fmt.Fprintf(w, "io_uring: unavailable: %v\n", err)
 	} else {
 		fmt.Fprint(w, info)
+		workersReport(w)
 	}
 	if ctx, err := aio.Setup(1); err != nil {
 		fmt.Fprintf(w, "Linux AIO: unavailable: %v\n", err)

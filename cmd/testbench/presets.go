@@ -34,6 +34,7 @@ import (
 var presets = map[string]func(context.Context, *suite) error{
 	"default":        presetDefault,
 	"paper":          presetPaper,
+	"glommio":        presetGlommio, // preset_glommio.go
 	"glommio-scan":   presetGlommioScan,
 	"glommio-random": presetGlommioRandom,
 	"uring-write":    presetURingWrite,

@@ -38,12 +38,13 @@ type Result struct {
 	Fsync      string `json:"fsync"`            // none, each, end, dsync, group
 	Stream     string `json:"stream,omitempty"` // diskio stream buffers: "512 KiB x 8"
 
-	IOPS        float64 `json:"iops"`          // operations per second
-	MBPerS      float64 `json:"mb_per_s"`      // 10^6 bytes per second
-	Lat         Latency `json:"lat_us"`        // per-operation latency, microseconds
-	CPUUsPerOp  float64 `json:"cpu_us_per_op"` // process CPU time (user+system, all threads) per operation
-	ThreadsPeak int     `json:"os_threads_peak"`
-	AllocsPerOp float64 `json:"allocs_per_op"` // heap objects allocated per operation (whole process)
+	IOPS        float64 `json:"iops"`             // operations per second
+	MBPerS      float64 `json:"mb_per_s"`         // 10^6 bytes per second
+	Lat         Latency `json:"lat_us"`           // per-operation latency, microseconds
+	CPUUsPerOp  float64 `json:"cpu_us_per_op"`    // process CPU time (user+system, all threads) per operation
+	ThreadsPeak int     `json:"os_threads_peak"`  // every thread of the process, io_uring's workers included
+	WorkersPeak int     `json:"iou_workers_peak"` // io_uring worker threads (iou-wrk) among them
+	AllocsPerOp float64 `json:"allocs_per_op"`    // heap objects allocated per operation (whole process)
 	// SyscallsPerOp counts system calls per operation: from the
 	// scheduler's tracer for diskio (every io_uring_enter, io_submit,
 	// io_getevents, eventfd write, inline pread...), one per call for

@@ -100,7 +100,7 @@ func printReport(w io.Writer, rep *Report) {
 				ratio += "  "
 			}
 		}
-		threads := strconv.Itoa(r.ThreadsPeak)
+		threads := threadsCell(r)
 		allocs, sys, cpu := fmt.Sprintf("%.1f", r.AllocsPerOp), fmt.Sprintf("%.2f", r.SyscallsPerOp), num(r.CPUUsPerOp)
 		if r.Backend == "fio" {
 			threads, allocs, sys = "-", "-", "-"

@@ -88,11 +88,20 @@ func TestPresets(t *testing.T) {
 			require.NotEmpty(t, rep.Results)
 			for _, r := range rep.Results {
 				if r.Error != "" {
+					if r.Backend == "fio" && strings.Contains(r.Error, "not installed") {
+						continue // the glommio preset's fio rows
+					}
 					require.Contains(t, r.Label, "IOPOLL", "%s/%s failed: %s", r.Group, r.Label, r.Error)
 					continue
 				}
 				require.Positive(t, r.Ops, "%s/%s", r.Group, r.Label)
 				require.Positive(t, r.IOPS)
+				if r.Backend == "fio" {
+					// fio's own process: no threads or system calls
+					// counted, and its percentiles are bucketed (p99
+					// may exceed the exact max).
+					continue
+				}
 				require.Positive(t, r.Lat.Max)
 				require.LessOrEqual(t, r.Lat.P50, r.Lat.P99)
 				require.LessOrEqual(t, r.Lat.P99, r.Lat.Max)

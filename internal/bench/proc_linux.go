@@ -32,6 +32,28 @@ func Threads() int {
 	return n
 }
 
+// IOWorkers returns how many of the process's threads are io_uring
+// workers (io-wq, named iou-wrk-<tid of the submitting thread>), which run
+// what io_uring cannot complete without blocking: fsync, fallocate,
+// writes that extend a file, buffered writes. It reads one small /proc
+// file per thread.
+func IOWorkers() int {
+	d, err := os.Open("/proc/self/task")
+	if err != nil {
+		return 0
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	n := 0
+	for _, tid := range names {
+		comm, err := os.ReadFile("/proc/self/task/" + tid + "/comm")
+		if err == nil && bytes.HasPrefix(comm, []byte("iou-wrk-")) {
+			n++
+		}
+	}
+	return n
+}
+
 // CPUTime returns the user plus system CPU time the process has used
 // (getrusage RUSAGE_SELF), all threads included.
 func CPUTime() time.Duration {

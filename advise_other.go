@@ -1,0 +1,29 @@
+//go:build !linux
+
+package diskio
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+)
+
+// Prefetch asks for [off, off+n) to be read into the page cache; on this
+// system it only checks its arguments (there is no readahead(2)).
+func (f *File) Prefetch(off, n int64) error {
+	if f == nil {
+		return os.ErrInvalid
+	}
+	if off < 0 || n < 0 {
+		return &fs.PathError{Op: "prefetch", Path: f.Name(), Err: errors.New("negative offset or length")}
+	}
+	return nil
+}
+
+// Advise is posix_fadvise(2) on Linux; on this system advice is ignored.
+func (f *File) Advise(off, n int64, advice Advice) error {
+	if f == nil {
+		return os.ErrInvalid
+	}
+	return nil
+}

@@ -1,0 +1,144 @@
+//go:build linux
+
+package diskio
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/sched"
+)
+
+// The page-cache path of buffered files (PageCache, or DirectAuto where
+// O_DIRECT is refused). A read first copies what the page cache holds on
+// the caller's goroutine with preadv2(RWF_NOWAIT), which never waits for
+// the disk, so a hit costs about what os.File's pread costs and no thread
+// is ever parked on it; EAGAIN, or a short result that a second attempt
+// cannot extend, sends the rest to the scheduler, where io_uring reads it
+// asynchronously (Linux 5.9+ on ext4, xfs, btrfs: no worker thread). The
+// failed attempt has already started the kernel's read-ahead, so
+// sequential reads keep it. Writes go the same way where the filesystem
+// takes RWF_NOWAIT writes (xfs and btrfs since Linux 6.0-6.1; ext4
+// refuses them), through the scheduler otherwise. Where RWF_NOWAIT is
+// refused (EOPNOTSUPP, ENOSYS, a seccomp EPERM) the file stops trying
+// after the first refusal and Nowait says why.
+
+// pageCache is a buffered File's RWF_NOWAIT state.
+type pageCache struct {
+	noRead  atomic.Bool   // reads go straight to the scheduler
+	cold    atomic.Bool   // the last read attempt found nothing (EAGAIN): a miss is likely
+	skipped atomic.Uint32 // reads sent straight to the scheduler while cold
+	noWrite atomic.Bool
+	checked sync.Once // the descriptor's O_SYNC/O_DSYNC looked at
+
+	mu                      sync.Mutex
+	readReason, writeReason string
+}
+
+// Nowait reports whether reads and writes first try the page cache on the
+// caller's goroutine. A buffered file starts with both on and turns one
+// off, for good, the first time the kernel refuses RWF_NOWAIT for it
+// (ext4 refuses it for writes); an O_SYNC or O_DSYNC file never tries
+// writes inline (they would wait for the disk). An O_DIRECT file never uses the page cache.
+func (f *File) Nowait() NowaitStatus {
+	if f.direct {
+		const why = "O_DIRECT file: no page cache"
+		return NowaitStatus{ReadsReason: why, WritesReason: why}
+	}
+	f.pc.mu.Lock()
+	defer f.pc.mu.Unlock()
+	return NowaitStatus{Reads: !f.pc.noRead.Load(), ReadsReason: f.pc.readReason,
+		Writes: !f.pc.noWrite.Load(), WritesReason: f.pc.writeReason}
+}
+
+func (c *pageCache) refuse(off *atomic.Bool, reason *string, why string) {
+	c.mu.Lock()
+	if !off.Load() {
+		*reason = why
+		off.Store(true)
+	}
+	c.mu.Unlock()
+}
+
+// readCached reads b at off from a buffered file; like readAt it returns
+// fewer bytes (and no error) at end of file.
+func (f *File) readCached(b []byte, off int64) (int, error) {
+	done := 0
+	// While reads miss, most skip the attempt: it would only add a system
+	// call, and the read-ahead it submits from the caller's thread can
+	// sleep there (more OS threads). One in coldProbe still tries, to see
+	// the file warm up.
+	skip := f.pc.cold.Load() && f.pc.skipped.Add(1)%coldProbe != 0
+	for !skip && !f.pc.noRead.Load() && done < len(b) {
+		n, err := f.s.ReadAtNowait(f.fd, b[done:], off+int64(done), !f.pc.cold.Load())
+		if miss := err == unix.EAGAIN; miss != f.pc.cold.Load() {
+			f.pc.cold.Store(miss) // only on a change: 128 readers share the line
+		}
+		if err == nil {
+			if n == 0 {
+				return done, nil // end of file
+			}
+			// Short: the rest is not cached, the file ends, or the
+			// kernel stopped early (preadv2(2) BUGS). Ask again:
+			// 0 is the end, EAGAIN sends the rest on.
+			done += n
+			continue
+		}
+		if err == unix.EAGAIN {
+			break
+		}
+		if sched.NowaitRefused(err) {
+			f.pc.refuse(&f.pc.noRead, &f.pc.readReason, "preadv2(RWF_NOWAIT): "+err.Error())
+			break
+		}
+		return done, err
+	}
+	if done == len(b) {
+		return done, nil
+	}
+	n, err := f.s.ReadAt(f.fd, b[done:], off+int64(done))
+	return done + n, err
+}
+
+// coldProbe: while a file's reads miss, one read in coldProbe tries the
+// page cache first.
+const coldProbe = 8
+
+// writeCached writes b at off to a buffered file: what the page cache
+// takes at once on the caller's goroutine, the rest through the
+// scheduler. rwf are WriteAtFlags' flags.
+func (f *File) writeCached(b []byte, off int64, rwf uint32) (int, error) {
+	f.pc.checked.Do(func() {
+		// A synchronous descriptor waits for the disk in every write:
+		// RWF_NOWAIT could only fail.
+		if fl, err := unix.FcntlInt(uintptr(f.fd), unix.F_GETFL, 0); err == nil && fl&(unix.O_SYNC|unix.O_DSYNC) != 0 {
+			f.pc.refuse(&f.pc.noWrite, &f.pc.writeReason, "opened with O_SYNC or O_DSYNC")
+		}
+	})
+	done := 0
+	for rwf&(unix.RWF_DSYNC|unix.RWF_SYNC) == 0 && !f.pc.noWrite.Load() && done < len(b) {
+		n, err := f.s.WriteAtNowait(f.fd, b[done:], off+int64(done), rwf)
+		if err == nil {
+			if n == 0 {
+				break // no progress: let the scheduler's write say why
+			}
+			done += n
+			continue
+		}
+		if err == unix.EAGAIN {
+			break
+		}
+		if sched.NowaitRefused(err) {
+			f.pc.refuse(&f.pc.noWrite, &f.pc.writeReason, "pwritev2(RWF_NOWAIT): "+err.Error())
+			break
+		}
+		return done, err
+	}
+	if done == len(b) {
+		return done, nil
+	}
+	n, err := f.s.WriteAtFlags(f.fd, b[done:], off+int64(done), rwf)
+	return done + n, err
+}

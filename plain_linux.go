@@ -1,0 +1,136 @@
+//go:build linux
+
+package diskio
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The plain path: a File that is not a regular file (a FIFO, a pipe, a
+// character or block device, a directory, a socket) is an *os.File and
+// nothing more. O_DIRECT, alignment and positional reads mean nothing
+// there: a FIFO is read as a stream, from the poller; a directory is
+// listed, and reading it fails with EISDIR; /dev/zero never ends. os.File
+// already does each of these right, so every call goes to it, and the
+// results, errors included, are exactly os.File's.
+
+// plainFile returns a plain File for osf when osf is not a regular file,
+// or nil when it is (or when Stat fails: the regular path reports that).
+func plainFile(name string, osf *os.File) (*File, error) {
+	fi, err := osf.Stat()
+	if err != nil || fi.Mode().IsRegular() {
+		return nil, nil
+	}
+	return &File{name: name, osf: osf, fd: int(osf.Fd()), plain: true, drained: make(chan struct{})}, nil
+}
+
+// plainPath returns the *os.File that serves f's calls when f is plain.
+// A nil f gets a nil *os.File, whose methods return os.ErrInvalid (and
+// whose Fd is ^uintptr(0)), as os.File's do.
+func (f *File) plainPath() (*os.File, bool) {
+	if f == nil {
+		return nil, true
+	}
+	if f.plain {
+		return f.osf, true
+	}
+	return nil, false
+}
+
+// plainCheck is plainPath for the methods os.File does not have: nil
+// gives os.ErrInvalid; a plain file is served by the caller's fallback.
+func (f *File) plainCheck() (*os.File, bool, error) {
+	if f == nil {
+		return nil, false, os.ErrInvalid
+	}
+	return f.osf, f.plain, nil
+}
+
+var errNotRegular = errors.New("not a regular file")
+
+// plainReadBuffer is ReadBuffer on a plain file: ReadAt into new memory,
+// as os.File would (a FIFO's ReadAt fails with ESPIPE).
+func plainReadBuffer(p *os.File, off int64, n int) (*Buffer, error) {
+	if off < 0 || n < 0 {
+		return nil, &fs.PathError{Op: "read", Path: p.Name(), Err: errors.New("negative offset or length")}
+	}
+	buf := make([]byte, n)
+	m, err := p.ReadAt(buf, off)
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	return &Buffer{data: buf[:m]}, err
+}
+
+// plainDatasync is fdatasync on a plain file's descriptor, reported as
+// os.File.Sync reports fsync.
+func plainDatasync(p *os.File) error {
+	rc, err := p.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		serr = ignoringEINTR(func() error { return unix.Fdatasync(int(fd)) })
+	}); err != nil {
+		return &fs.PathError{Op: "sync", Path: p.Name(), Err: err}
+	}
+	if serr != nil {
+		return &fs.PathError{Op: "sync", Path: p.Name(), Err: serr}
+	}
+	return nil
+}
+
+// plainPreallocate is fallocate on a plain file's descriptor (block
+// devices accept some modes; everything else refuses, with the kernel's
+// errno).
+func plainPreallocate(p *os.File, mode uint32, off, n int64) error {
+	if off < 0 || n <= 0 || off > maxOffset-n {
+		return &fs.PathError{Op: "preallocate", Path: p.Name(), Err: syscall.EINVAL}
+	}
+	rc, err := p.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) {
+		ferr = ignoringEINTR(func() error { return unix.Fallocate(int(fd), mode, off, n) })
+	}); err != nil {
+		return &fs.PathError{Op: "preallocate", Path: p.Name(), Err: err}
+	}
+	if ferr != nil {
+		return &fs.PathError{Op: "preallocate", Path: p.Name(), Err: ferr}
+	}
+	return nil
+}
+
+// plainReadMany is ReadMany on a plain file: one plainReadBuffer a range.
+func plainReadMany(p *os.File, ranges []Range) ([]*Buffer, error) {
+	out := make([]*Buffer, len(ranges))
+	for i, r := range ranges {
+		if r.Off < 0 || r.Len < 0 {
+			return nil, &fs.PathError{Op: "read", Path: p.Name(), Err: errors.New("negative offset or length")}
+		}
+		b, err := plainReadBuffer(p, r.Off, r.Len)
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		out[i] = b
+	}
+	return out, nil
+}
+
+// plainWriteAtDSync is WriteAt then fdatasync on a plain file.
+func plainWriteAtDSync(p *os.File, b []byte, off int64) (int, error) {
+	n, err := p.WriteAt(b, off)
+	if err != nil || len(b) == 0 {
+		return n, err
+	}
+	return n, plainDatasync(p)
+}

@@ -1,0 +1,156 @@
+//go:build linux
+
+package sched
+
+import (
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Page-cache attempts: preadv2/pwritev2 with RWF_NOWAIT, made on the
+// caller's goroutine. They never reach the loop or the kernel queue; the
+// kernel either copies from (or into) the page cache at once, or refuses
+// with EAGAIN without blocking, so the calling thread is never parked on
+// the disk and the runtime starts no thread for it. A caller sends
+// whatever such an attempt leaves undone through ReadAt or WriteAt.
+
+// RWF_NOWAIT is the flag ReadAtNowait and WriteAtNowait add, as
+// Attempt.Flags shows it to a FaultInjector.
+const RWF_NOWAIT = unix.RWF_NOWAIT
+
+// ReadAtNowait makes one preadv2(fd, p, off, RWF_NOWAIT) on the caller's
+// goroutine: it copies what the page cache holds of [off, off+len(p)) and
+// never waits for the disk. n may be short (only part of the range is
+// cached, or the file ends; the kernel may also stop early, see preadv2(2)
+// BUGS), n == 0 with a nil error is end of file, and EAGAIN means nothing
+// was cached. EOPNOTSUPP (the filesystem does not support RWF_NOWAIT),
+// ENOSYS (no preadv2) and EPERM (seccomp) mean it cannot be used on fd at
+// all: use ReadAt. EINTR is retried. The error is a bare syscall.Errno.
+//
+// With Options.Faults, the injector sees each attempt (Flags RWF_NOWAIT),
+// on the caller's goroutine: Errno fails it without a system call, Short
+// shortens it. With a Tracer, it reports a SysPreadv2 call and, unless
+// the attempt found nothing (EAGAIN) or was refused, an inline request
+// with Nowait set; so a trace counts each read once, as a page-cache hit
+// or as the request that went on through the ring (a partial hit: both).
+//
+// expectHit says the caller expects the page cache to hold the range (its
+// last attempt on fd was a hit): then an attempt of up to 64 KiB is made
+// as a raw system call, which the runtime never hands off to another
+// thread. A miss submits the kernel's read-ahead from the calling thread
+// and can sleep there, so when a miss is likely, pass false.
+func (s *Scheduler) ReadAtNowait(fd int, p []byte, off int64, expectHit bool) (int, error) {
+	return s.nowait(OpRead, fd, p, off, 0, expectHit)
+}
+
+// WriteAtNowait makes one pwritev2(fd, p, off, rwf|RWF_NOWAIT) on the
+// caller's goroutine: it writes into the page cache what it can without
+// waiting (a page to read in, a lock, a journal start) and refuses the
+// rest with EAGAIN or a short count; see ReadAtNowait for the errors.
+// ext4, for one, refuses buffered RWF_NOWAIT writes with EOPNOTSUPP.
+func (s *Scheduler) WriteAtNowait(fd int, p []byte, off int64, rwf uint32) (int, error) {
+	return s.nowait(OpWrite, fd, p, off, rwf, false)
+}
+
+func (s *Scheduler) nowait(op Op, fd int, p []byte, off int64, rwf uint32, raw bool) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if s.state.Load()&stateClosed != 0 {
+		return 0, ErrClosed
+	}
+	flags := rwf | RWF_NOWAIT
+	var start int64
+	if s.tracer != nil {
+		start = Now()
+	}
+	var submits int32
+	var n int
+	var err error
+	for {
+		b := p
+		var errno syscall.Errno
+		if s.faults != nil {
+			f := s.faults.Fault(Attempt{Op: op, Fd: int32(fd), Off: off, Len: len(p), Flags: flags, Retry: submits})
+			errno = f.Errno
+			if f.Short > 0 && f.Short < len(b) {
+				b = b[:f.Short]
+			}
+		}
+		submits++
+		if errno == 0 {
+			n, errno = rwv2(op, fd, b, off, flags, raw && len(b) <= rawNowaitMax)
+		}
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno != 0 {
+			n, err = 0, errno
+		}
+		break
+	}
+	if s.tracer != nil {
+		call := SysPreadv2
+		if op == OpWrite {
+			call = SysPwritev2
+		}
+		end := Now()
+		s.tracer.SyscallDone(SyscallEvent{Call: call, Start: start, End: end, Submitted: 1, Reaped: 1})
+		if err == unix.EAGAIN || NowaitRefused(err) {
+			// Not a request of its own: the caller sends it on
+			// through ReadAt or WriteAt, which reports it.
+			return n, err
+		}
+		s.tracer.RequestDone(RequestEvent{Op: op, Fd: int32(fd), Off: off, Len: len(p), Backend: s.backend,
+			Inline: true, Nowait: true, Submits: submits, N: n, Err: err,
+			Enqueue: start, Submit: start, Complete: end, Resume: end})
+	}
+	return n, err
+}
+
+// rwv2 is preadv2 or pwritev2 of one buffer. The iovec lives on the stack:
+// x/sys/unix's Preadv2 allocates one per call, which a page-cache hit
+// (about a microsecond) would feel.
+func rwv2(op Op, fd int, b []byte, off int64, flags uint32, raw bool) (int, syscall.Errno) {
+	iov := unix.Iovec{Base: unsafe.SliceData(b)}
+	iov.SetLen(len(b))
+	nr := uintptr(unix.SYS_PREADV2)
+	if op == OpWrite {
+		nr = unix.SYS_PWRITEV2
+	}
+	// The offset's high half is 0 on 64-bit systems (the kernel takes
+	// it from the low word), as x/sys/unix's offs2lohi computes.
+	lo, hi := uintptr(off), uintptr(uint64(off)>>(unsafe.Sizeof(uintptr(0))*8-1)>>1)
+	if raw {
+		r, _, e := unix.RawSyscall6(nr, uintptr(fd), uintptr(unsafe.Pointer(&iov)), 1, lo, hi, uintptr(flags))
+		return int(r), e
+	}
+	r, _, e := unix.Syscall6(nr, uintptr(fd), uintptr(unsafe.Pointer(&iov)), 1, lo, hi, uintptr(flags))
+	return int(r), e
+}
+
+// rawNowaitMax is the largest page-cache attempt made without telling the
+// runtime it is in a system call (RawSyscall6: no entersyscall, so the
+// runtime never hands the P to a new thread during it), when a hit is
+// expected. A hit does not wait for the disk or for locks; what is left is
+// the copy (a few µs for 64 KiB). Under CPU contention a descheduled
+// thread in an ordinary system call makes the runtime start another
+// (measured: 12-22 threads for 8-128 goroutines of page-cache hits on a
+// loaded 2-core VM, os.File's pread too); raw, the process stays at 5-6.
+// A miss is different: it submits the read-ahead from the calling thread,
+// which can sleep (measured raw on a cold file at 128 goroutines: 0.2-0.4x
+// the IOPS of the ordinary entry), hence expectHit. Larger copies take
+// long enough that holding the P would delay other goroutines and the GC.
+const rawNowaitMax = 64 << 10
+
+// NowaitRefused reports whether err from ReadAtNowait or WriteAtNowait
+// means RWF_NOWAIT cannot be used on that file (as opposed to "not now").
+func NowaitRefused(err error) bool {
+	switch err {
+	case unix.EOPNOTSUPP, unix.ENOSYS, unix.EPERM, unix.EINVAL:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,27 @@
+//go:build !linux
+
+package trace
+
+// There is no scheduler to trace outside Linux (package sched). The
+// Recorder's constructor and controls are here so that programs using
+// them build everywhere; a Recorder here records nothing.
+
+// Config configures a Recorder (see the Linux documentation).
+type Config struct {
+	Records    int
+	StackEvery int
+	Stacks     int
+	Paused     bool
+}
+
+// Recorder keeps the scheduler's events; on this system there are none.
+type Recorder struct{}
+
+// New returns a Recorder; on this system it records nothing.
+func New(cfg Config) *Recorder { return &Recorder{} }
+
+// Pause stops recording.
+func (r *Recorder) Pause() {}
+
+// Resume resumes recording after Pause.
+func (r *Recorder) Resume() {}
