@@ -20,8 +20,10 @@ type config struct {
 	file      string
 	size      int64
 	duration  time.Duration
-	durSet    bool // -duration given: presets use it instead of their own
-	custom    bool // workload flags given without -preset: run the flag matrix
+	durSet    bool          // -duration given: presets use it instead of their own
+	rounds    int           // each row's measured time is split over this many alternating rounds
+	warmup    time.Duration // unmeasured run before the first round
+	custom    bool          // workload flags given without -preset: run the flag matrix
 	gs        []int
 	backends  []string
 	bss       []int
@@ -66,7 +68,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.dir, "dir", ".", "directory for the temporary test files")
 	fs.StringVar(&c.file, "file", "", "read from this existing file of real data (never written or removed) instead of a temporary one")
 	fs.StringVar(&size, "size", "1G", "test file size (K, M, G suffixes)")
-	fs.DurationVar(&c.duration, "duration", 3*time.Second, "time limit of each run (presets have their own unless this is given)")
+	fs.DurationVar(&c.duration, "duration", 4*time.Second, "measured time of each row, split evenly over the rounds (presets have their own unless this is given)")
+	fs.IntVar(&c.rounds, "rounds", 6, "alternating rounds: every row runs once per round, the rows that are compared in a rotated order each round; a row reports its median over the rounds with a 95% interval, a ratio is marked ~ where the rounds do not show a difference (Mann-Whitney U, p >= 0.05); 6 is the fewest that give a 95% interval")
+	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "unmeasured run of the first row before the rounds start (the disk may still be writing the test file back)")
 	fs.StringVar(&gs, "goroutines", "1,128", "goroutine counts (comma-separated)")
 	fs.StringVar(&backends, "backends", "uring,aio,os.File", "backends: "+strings.Join(backendNames, ", ")+" (os.File last keeps the others' thread counts clean: threads never exit)")
 	fs.StringVar(&backends, "schedulers", "uring,aio,os.File", "same as -backends")
@@ -86,7 +90,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.trace, "trace", "", "write the diskio scheduler's trace to files starting with this prefix (.wait.pb.gz, .syscalls.pb.gz, .trace.json, .jsonl, .txt)")
 	fs.BoolVar(&c.isolate, "isolate", true, "run each measurement in a child process of its own, so that its OS thread count is its own (off with -trace)")
 	fs.BoolVar(&c.json, "json", false, "print the results as JSON (see Report in result.go) instead of the table")
-	fs.StringVar(&c.plot, "plot", "", "write an SVG plot (latency CDFs, throughput, the t(n) fit) to this file")
+	fs.StringVar(&c.plot, "plot", "", "draw the results to PREFIX-throughput, -tail (latency exceedance, log-log), -scaling (IOPS, p99 and OS threads against goroutines, when there are several counts) and -model (latency-model), each .svg and .png")
 	fs.BoolVar(&c.fio, "fio", false, "also run the equivalent fio job on the same file (fio must be installed)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -118,6 +122,12 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if c.duration <= 0 {
 		return nil, fmt.Errorf("bad -duration %v: must be positive", c.duration)
+	}
+	if c.rounds < 1 || c.rounds > 1000 {
+		return nil, fmt.Errorf("bad -rounds %d: want 1..1000 (6 or more for 95%% intervals)", c.rounds)
+	}
+	if c.warmup < 0 {
+		return nil, fmt.Errorf("bad -warmup %v: must not be negative", c.warmup)
 	}
 	if c.bufSize, err = parseSize(bufSize); err != nil || c.bufSize <= 0 {
 		return nil, fmt.Errorf("bad -buffer %q: want a size like 512k", bufSize)

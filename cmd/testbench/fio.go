@@ -79,10 +79,15 @@ type fioOutput struct {
 	} `json:"jobs"`
 }
 
+// fioResult is the row of fio's equivalent of j before it runs.
+func (e *env) fioResult(j Job) Result {
+	return Result{Group: j.Group, Label: "fio io_uring (physical limit)", Backend: "fio", Workload: j.RW,
+		Goroutines: j.G, BlockSize: j.BS, Direct: j.Direct && e.direct, Fsync: j.Fsync}
+}
+
 // runFio runs fio's equivalent of j and reports it as a row.
 func (e *env) runFio(ctx context.Context, j Job) Result {
-	r := Result{Group: j.Group, Label: "fio io_uring (physical limit)", Backend: "fio", Workload: j.RW,
-		Goroutines: j.G, BlockSize: j.BS, Direct: j.Direct && e.direct, Fsync: j.Fsync}
+	r := e.fioResult(j)
 	bin, err := exec.LookPath("fio")
 	if err != nil {
 		r.Error = "fio is not installed (apt-get install fio)"

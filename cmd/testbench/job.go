@@ -48,6 +48,8 @@ type Job struct {
 	Entries   int
 	NoInline  bool
 
+	// Duration is the row's measured time in all, split evenly over the
+	// rounds (-rounds); -duration overrides it.
 	Duration time.Duration
 }
 
@@ -236,9 +238,11 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 		if j.Backend == "uring" {
 			opts.RingFlags = j.RingFlags
 		}
-		need := j.G * j.BS
+		// The callers' buffers, and a stream's ReadAhead+1 buffers;
+		// the arena hands out power-of-two blocks.
+		need := pow2(j.G * j.BS)
 		if j.Stream {
-			need = j.Buffer * j.ReadAhead
+			need += pow2(j.Buffer) * (j.ReadAhead + 1)
 		}
 		if j.Fixed {
 			opts.FixedBuffers = max(4<<20, (need+mem.PageSize-1)/mem.PageSize*mem.PageSize)
@@ -318,7 +322,9 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 		switch j.RW {
 		case "randread", "randwrite", "mixed":
 			rng := bench.NewRand(uint64(g))
-			for !stop.Load() {
+			// At least one operation each, however short the run (a
+			// round of a slow durable write can be shorter than one).
+			for first := true; first || !stop.Load(); first = false {
 				off := rng.Offset(span, int64(j.BS))
 				read := j.RW == "randread" || (j.RW == "mixed" && int(rng.Next()%100) < j.Mix)
 				t0 := time.Now()
@@ -347,7 +353,7 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 				defer sr.Close()
 				read = func(p []byte, _ int64) error { _, err := io.ReadFull(sr, p); return err }
 			}
-			for off := start; off < end && !stop.Load(); off += int64(j.BS) {
+			for off := start; off < end && (off == start || !stop.Load()); off += int64(j.BS) {
 				t0 := time.Now()
 				if err := read(p, off); err != nil {
 					fail(err)
@@ -373,7 +379,7 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 				}
 				write = func(p []byte, _ int64) error { _, err := sw.Write(p); return err }
 			}
-			for off := start; off < end && !stop.Load(); off += int64(j.BS) {
+			for off := start; off < end && (off == start || !stop.Load()); off += int64(j.BS) {
 				t0 := time.Now()
 				if err := write(p, off); err != nil {
 					fail(err)
@@ -446,6 +452,15 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 		}
 	}
 	return nil
+}
+
+// pow2 is the smallest power of two not below n.
+func pow2(n int) int {
+	p := 1
+	for p < n {
+		p <<= 1
+	}
+	return p
 }
 
 func joinNote(a, b string) string {

@@ -7,12 +7,23 @@
 //	go run ./cmd/testbench
 //
 // With no flags it reports what the kernel offers, writes a 1 GiB file of
-// random data in the current directory (-dir), and runs, each for 3 s
-// (-duration): 4 KiB random reads at 1 and 128 goroutines, a sequential
-// scan (os.File reads against diskio's StreamReader), and a durable write
-// (4 KiB random O_DSYNC writes from 32 goroutines), through os.File and
-// diskio on io_uring and AIO. It prints one table with the ratio of each
-// row to os.File and removes the file (also on Ctrl-C).
+// random data in the current directory (-dir), and compares os.File with
+// diskio on io_uring and AIO: 4 KiB random reads at 1 and 128 goroutines,
+// a sequential scan (os.File reads against diskio's StreamReader), and a
+// durable write (4 KiB random O_DSYNC writes from 32 goroutines). It prints
+// one table with the ratio of each row to os.File and removes the file
+// (also on Ctrl-C). About 60 s.
+//
+// A shared or cloud disk changes speed by tens of percent within a minute,
+// so one run per row misleads. After an unmeasured warm-up (-warmup 2s:
+// the disk may still be writing the test file back), every row runs once
+// in each of 6 alternating rounds (-rounds), the rows that are compared
+// side by side and in an order rotated each round; a row's 4 s (-duration)
+// are split over the rounds. A row reports the median of its rounds and
+// "±", the interval that holds the median at 95% confidence; a ratio is the
+// ratio of the medians, marked "~" where the rounds show no difference
+// (Mann-Whitney U test, p >= 0.05): benchstat's statistics
+// (golang.org/x/perf/benchmath). -json carries every round.
 //
 // Each row reports IOPS, MB/s, latency percentiles, CPU time per operation
 // (the whole process, from getrusage), the peak number of OS threads
@@ -35,8 +46,12 @@
 // (randread, randwrite, read, write, mixed with -mix), -bs, -goroutines,
 // -backends, -direct, -fsync (none, each, end, dsync, group), -fallocate,
 // -fixed, -sqpoll, -iopoll, -entries, -readahead and -buffer (streams).
-// -json prints the results as a Report (result.go), -plot FILE.svg draws
-// them, -fio adds fio's figure for the same job as the physical limit.
+// -json prints the results as a Report (result.go). -plot PREFIX draws
+// them with gonum.org/v1/plot, as SVG and PNG: PREFIX-scaling (IOPS, p99
+// latency and OS threads against goroutines, for a group run at several
+// counts), PREFIX-tail (latency exceedance on log-log axes), and
+// PREFIX-throughput. -fio adds fio's figure for the same job as the
+// physical limit, one more row in each round.
 // -trace PREFIX writes the tracer's files for the diskio runs.
 //
 // Durability: `testbench crash -n 200` kills a child appending checksummed
@@ -104,7 +119,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, fl *files
 		return err
 	}
 	rep := &Report{Preset: c.preset, Command: "testbench " + strings.Join(args, " "), GoVersion: runtime.Version(),
-		GOMAXPROCS: runtime.GOMAXPROCS(0), Dir: c.dir}
+		GOMAXPROCS: runtime.GOMAXPROCS(0), Dir: c.dir, Rounds: c.rounds}
 	if c.custom {
 		rep.Preset = "custom"
 	}
@@ -176,7 +191,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, fl *files
 	}
 	computeRatios(rep.Results)
 	if c.plot != "" {
-		if err := writePlot(c.plot, s); err != nil {
+		if err := writePlots(c.plot, s); err != nil {
 			return err
 		}
 	}
@@ -194,62 +209,11 @@ type suite struct {
 	c     *config
 	e     *env
 	rep   *Report
-	hists []*bench.Histogram // parallel to rep.Results
+	hists []*bench.Histogram // parallel to rep.Results: all rounds merged
 	fit   []fitPoint         // latency-model: sizes and mean latencies
-}
-
-// runAll runs the jobs and appends their results in the jobs' order.
-// diskio runs go first and os.File runs after them: the threads os.File's
-// blocking calls create never exit, and would count in every later run's
-// peak. With -fio, fio's equivalent of each group (the group's last job)
-// follows the group. -duration overrides the preset's durations.
-func (s *suite) runAll(ctx context.Context, jobs []Job) error {
-	s.e.prog.total += len(jobs)
-	results := make([]Result, len(jobs))
-	hists := make([]*bench.Histogram, len(jobs))
-	var order []int
-	for _, first := range []bool{true, false} {
-		for i, j := range jobs {
-			if j.diskio() == first {
-				order = append(order, i)
-			}
-		}
-	}
-	for _, i := range order {
-		j := jobs[i]
-		if s.c.durSet || j.Duration == 0 {
-			j.Duration = s.c.duration
-		}
-		if s.c.trace != "" && !j.diskio() {
-			s.note("-trace: os.File runs are not traced (they have no scheduler)")
-		}
-		if s.c.isolate && s.c.trace == "" {
-			results[i], hists[i] = s.e.runIsolated(ctx, j)
-		} else {
-			results[i], hists[i] = s.e.run(ctx, j)
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		jobs[i] = j
-	}
-	tmpl := -1 // the group's job fio imitates: its first diskio job
-	for i, j := range jobs {
-		s.rep.Results = append(s.rep.Results, results[i])
-		s.hists = append(s.hists, hists[i])
-		if tmpl < 0 || jobs[tmpl].Group != j.Group || jobs[tmpl].G != j.G || !jobs[tmpl].diskio() && j.diskio() {
-			tmpl = i
-		}
-		last := i == len(jobs)-1 || jobs[i+1].Group != j.Group || jobs[i+1].G != j.G
-		if s.c.fio && last {
-			s.rep.Results = append(s.rep.Results, s.e.runFio(ctx, jobs[tmpl]))
-			s.hists = append(s.hists, nil)
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	// warmed: the unmeasured warm-up ran (once per invocation, before
+	// the first round of the first runAll).
+	warmed bool
 }
 
 func (s *suite) note(msg string) {

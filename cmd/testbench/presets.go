@@ -10,6 +10,25 @@ import (
 	"github.com/diskio-go/diskio/uring"
 )
 
+// The preset API. A preset declares its rows as Jobs (job.go) and hands
+// them to s.runAll(ctx, jobs); it may call runAll several times (one call
+// per part of its table, as latency-model does) and read s.rep.Results
+// after each call. runAll (rounds.go) does the rest for every preset alike:
+//
+//   - consecutive jobs with the same Group and goroutine count G form a set
+//     whose rows are compared (one of them the baseline: Base, else os.File);
+//   - an unmeasured warm-up (-warmup) runs the first job once per invocation;
+//   - -rounds alternating rounds run every row once each, the rows of a set
+//     side by side and in an order rotated by one each round; with -fio,
+//     fio's equivalent of each set's first diskio job is one more row;
+//   - each Result appended is the row's median over the rounds with its
+//     interval (Spread) and every round (Rounds); the ratio to the set's
+//     baseline carries a Mann-Whitney test, "~" when not significant.
+//
+// The one change to what a Job means: Duration is the row's measured time
+// in all, split evenly over the rounds (it was the time of the one run).
+// A preset that measures outside runAll gets no rounds.
+//
 // presets maps -preset names to what they run. Each runs its jobs through
 // suite.runAll; latency-model adds its own measurements and analysis.
 var presets = map[string]func(context.Context, *suite) error{

@@ -17,8 +17,9 @@ import (
 type progress struct {
 	w     io.Writer
 	on    bool
-	n     int // runs started
-	total int // runs planned, 0 if unknown
+	n     int    // runs started
+	total int    // runs planned, 0 if unknown
+	round string // "round 2/6", shown with each run
 }
 
 func newProgress(w io.Writer) *progress {
@@ -50,6 +51,9 @@ func (p *progress) start(label string, dur time.Duration) func() {
 			run := fmt.Sprintf("run %d", p.n)
 			if p.total > 0 {
 				run = fmt.Sprintf("run %d/%d", p.n, p.total)
+			}
+			if p.round != "" {
+				run += ", " + p.round
 			}
 			fmt.Fprintf(p.w, "\r\033[K%s [%s] %s", run, bar, label)
 			select {

@@ -15,14 +15,18 @@ type Report struct {
 	Direct     bool     `json:"direct"`      // O_DIRECT works in Dir
 	FileSize   int64    `json:"file_size"`   // bytes of the read test file
 	FitsInRAM  bool     `json:"fits_in_ram"` // FileSize < MemAvailable: buffered re-reads may hit the page cache
+	Rounds     int      `json:"rounds"`      // alternating rounds every row ran (-rounds)
 	Notes      []string `json:"notes,omitempty"`
 	Results    []Result `json:"results"`
 	// Model is the latency-model preset's analysis (nil for the others).
 	Model *LatencyModel `json:"model,omitempty"`
 }
 
-// Result is one run: one backend, one workload, one goroutine count, one
-// block size. A failed run has Error set and zero measurements.
+// Result is one row: one backend, one workload, one goroutine count, one
+// block size, run once per round. Its measurements are the medians over the
+// rounds (Max the largest, Ops, Bytes and Seconds the sums); Rounds holds
+// each round's own, Spread the 95% intervals of the medians. A failed row
+// has Error set and zero measurements.
 type Result struct {
 	Group      string `json:"group"`            // table section, e.g. "4 KiB random read, O_DIRECT"
 	Label      string `json:"label"`            // row name within the group
@@ -50,16 +54,66 @@ type Result struct {
 	// (io_uring_enter calls that did not wait, io_submit, pread/pwrite)
 	// per operation: the 2017 paper's measure. diskio only.
 	SubmitUsPerOp float64 `json:"submit_us_per_op,omitempty"`
-	// Ratio is MB/s relative to the group's baseline row (os.File unless
-	// the preset marks another), 0 when there is none.
+	// Ratio is the median MB/s relative to the group's baseline row's
+	// (os.File unless the preset marks another), 0 when there is none.
 	Ratio float64 `json:"ratio,omitempty"`
 	Base  bool    `json:"base,omitempty"` // this row is the group's baseline
+	// RatioP is the p-value of the Mann-Whitney U test that the row's
+	// and the baseline's per-round MB/s come from one distribution
+	// (benchstat's test); RatioSignificant is RatioP < 0.05. With one
+	// round there is no test: RatioP is 1 and RatioSignificant false; the
+	// baseline row has no RatioP.
+	RatioP           float64 `json:"ratio_p,omitempty"`
+	RatioSignificant bool    `json:"ratio_significant,omitempty"`
+	// RatioLo and RatioHi bound the ratio by the two medians' intervals
+	// (row's low over baseline's high, and the reverse).
+	RatioLo float64 `json:"ratio_lo,omitempty"`
+	RatioHi float64 `json:"ratio_hi,omitempty"`
+
+	Spread Spread  `json:"spread"`
+	Rounds []Round `json:"rounds"`
 
 	Ops     int64   `json:"ops"`
 	Bytes   int64   `json:"bytes"`
 	Seconds float64 `json:"seconds"`
 	Note    string  `json:"note,omitempty"`  // e.g. a fallback the run made
 	Error   string  `json:"error,omitempty"` // why the run failed
+}
+
+// Round is one round's run of a row.
+type Round struct {
+	IOPS          float64 `json:"iops"`
+	MBPerS        float64 `json:"mb_per_s"`
+	Lat           Latency `json:"lat_us"`
+	CPUUsPerOp    float64 `json:"cpu_us_per_op"`
+	ThreadsPeak   int     `json:"os_threads_peak"`
+	AllocsPerOp   float64 `json:"allocs_per_op"`
+	SyscallsPerOp float64 `json:"syscalls_per_op"`
+	SubmitUsPerOp float64 `json:"submit_us_per_op,omitempty"`
+	Ops           int64   `json:"ops"`
+	Bytes         int64   `json:"bytes"`
+	Seconds       float64 `json:"seconds"`
+	Order         int     `json:"order"` // position of the run in its round's set of compared rows, from 0
+}
+
+// Spread is how far a row's medians can be trusted: each is the interval
+// that holds the true median with probability Confidence, from the order
+// statistics of the rounds (benchstat's, golang.org/x/perf/benchmath). With
+// fewer than 6 rounds no interval reaches 95%: it is then the smallest to
+// the largest round, with the confidence that has (1 - 2^(1-n)).
+type Spread struct {
+	IOPS    Interval `json:"iops"`
+	MBPerS  Interval `json:"mb_per_s"`
+	P50     Interval `json:"p50_us"`
+	P99     Interval `json:"p99_us"`
+	Threads Interval `json:"os_threads_peak"`
+}
+
+// Interval is a confidence interval of a median.
+type Interval struct {
+	Lo         float64 `json:"lo"`
+	Hi         float64 `json:"hi"`
+	Confidence float64 `json:"confidence"`
 }
 
 // Latency percentiles in microseconds.

@@ -13,7 +13,8 @@ import (
 
 func groupKey(r Result) string { return r.Group + "\x00" + strconv.Itoa(r.Goroutines) }
 
-// computeRatios sets each row's MB/s relative to its group's baseline: the
+// computeRatios sets each row's MB/s relative to its group's baseline (and
+// whether the rounds show the difference, see setRatio): the
 // row marked Base, else the os.File row, with the same goroutine count
 // and, if there is one, the same block size.
 func computeRatios(rs []Result) {
@@ -40,7 +41,7 @@ func computeRatios(rs []Result) {
 			b = find(rs[i], false)
 		}
 		if b != nil && rs[i].Error == "" {
-			rs[i].Ratio = rs[i].MBPerS / b.MBPerS
+			setRatio(&rs[i], b)
 		}
 	}
 }
@@ -67,7 +68,7 @@ func printReport(w io.Writer, rep *Report) {
 	for _, r := range rep.Results {
 		submit = submit || r.SubmitUsPerOp > 0 && strings.HasPrefix(r.Group, "paper")
 	}
-	head := []string{"", "G", "block", "IOPS", "MB/s", "ratio", "p50 µs", "p90", "p99", "p99.9", "max", "CPU µs/op", "threads", "allocs/op", "syscalls/op"}
+	head := []string{"", "G", "block", "IOPS", "±", "MB/s", "ratio", "p50 µs", "p90", "p99", "p99.9", "max", "CPU µs/op", "threads", "allocs/op", "syscalls/op"}
 	if submit {
 		head = append(head, "submit µs/op")
 	}
@@ -93,13 +94,18 @@ func printReport(w io.Writer, rep *Report) {
 		ratio := "-"
 		if r.Ratio > 0 {
 			ratio = fmt.Sprintf("%.2fx", r.Ratio)
+			if r.RatioP > 0 && !r.RatioSignificant && len(r.Rounds) >= 2 {
+				ratio += " ~"
+			} else {
+				ratio += "  "
+			}
 		}
 		threads := threadsCell(r)
 		allocs, sys, cpu := fmt.Sprintf("%.1f", r.AllocsPerOp), fmt.Sprintf("%.2f", r.SyscallsPerOp), num(r.CPUUsPerOp)
 		if r.Backend == "fio" {
 			threads, allocs, sys = "-", "-", "-"
 		}
-		cells := []string{label, strconv.Itoa(r.Goroutines), sizeShort(r.BlockSize), commas(r.IOPS), num(r.MBPerS), ratio,
+		cells := []string{label, strconv.Itoa(r.Goroutines), sizeShort(r.BlockSize), commas(r.IOPS), pct(r.Spread.IOPS, r.IOPS), num(r.MBPerS), ratio,
 			num(r.Lat.P50), num(r.Lat.P90), num(r.Lat.P99), num(r.Lat.P999), num(r.Lat.Max), cpu, threads, allocs, sys}
 		if submit {
 			cells = append(cells, num(r.SubmitUsPerOp))
@@ -135,6 +141,10 @@ func printReport(w io.Writer, rep *Report) {
 			}
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+	if rep.Rounds > 1 {
+		fmt.Fprintf(w, "\nEach row: the median of %d alternating rounds (IOPS ±: the interval that holds the median at %s confidence); ratio: median MB/s over the baseline's,\n~ where the rounds show no difference (Mann-Whitney U, p >= 0.05). -json has every round.\n",
+			rep.Rounds, confidenceName(rep.Rounds))
 	}
 	if m := rep.Model; m != nil {
 		fmt.Fprintln(w)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"image/png"
 	"io"
 	"os"
 	"os/exec"
@@ -51,13 +52,12 @@ func tiny(t *testing.T, args ...string) (string, string, error) {
 	fl := &files{}
 	// In one process: a child per run costs a process start each, which
 	// the presets' dozens of runs would multiply (TestIsolated covers it).
-	err := run(context.Background(), append([]string{"-dir", dir, "-size", "8M", "-duration", "30ms", "-isolate=false"}, args...), &out, &errb, fl)
+	// Two rounds of 30 ms each, no warm-up: every code path, little time.
+	err := run(context.Background(), append([]string{"-dir", dir, "-size", "8M", "-duration", "60ms", "-rounds", "2", "-warmup", "0", "-isolate=false"}, args...), &out, &errb, fl)
 	fl.removeAll()
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".svg") {
-			t.Errorf("left behind: %s", e.Name())
-		}
+		t.Errorf("left behind: %s", e.Name())
 	}
 	return out.String(), errb.String(), err
 }
@@ -77,7 +77,11 @@ func decode(t *testing.T, out string) Report {
 func TestPresets(t *testing.T) {
 	for _, p := range presetNames {
 		t.Run(p, func(t *testing.T) {
-			out, stderr, err := tiny(t, "-preset", p, "-json")
+			args := []string{"-preset", p, "-json"}
+			if p != "default" { // the rounds are the same code for every preset; one keeps the test short
+				args = append(args, "-rounds", "1")
+			}
+			out, stderr, err := tiny(t, args...)
 			require.NoError(t, err, stderr)
 			rep := decode(t, out)
 			require.Equal(t, p, rep.Preset)
@@ -152,30 +156,88 @@ func TestJSONDecodes(t *testing.T) {
 }
 
 func TestTableAndPlot(t *testing.T) {
-	svg := filepath.Join(t.TempDir(), "p.svg")
-	out, stderr, err := tiny(t, "-rw", "randread,read", "-goroutines", "2", "-plot", svg)
+	prefix := filepath.Join(t.TempDir(), "p")
+	out, stderr, err := tiny(t, "-rw", "randread,read", "-goroutines", "1,2", "-backends", "uring,os.File", "-plot", prefix+".svg")
 	require.NoError(t, err, stderr)
 	require.Contains(t, out, "randread 4 KiB")
 	require.Contains(t, out, "p99.9")
 	require.Contains(t, out, "fits in RAM")
+	require.Contains(t, out, "median of 2 alternating rounds")
 	require.Empty(t, stderr, "no progress bar when stderr is not a terminal")
-	b, err := os.ReadFile(svg)
-	require.NoError(t, err)
-	dec := xml.NewDecoder(bytes.NewReader(b))
-	var elems int
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
+	for name, want := range map[string]string{"throughput": "randread 4 KiB", "tail": "fraction slower", "scaling": "OS threads"} {
+		b, err := os.ReadFile(prefix + "-" + name + ".svg")
 		require.NoError(t, err)
-		if _, ok := tok.(xml.StartElement); ok {
-			elems++
+		dec := xml.NewDecoder(bytes.NewReader(b))
+		var elems int
+		for {
+			tok, err := dec.Token()
+			if err == io.EOF {
+				break
+			}
+			require.NoError(t, err)
+			if _, ok := tok.(xml.StartElement); ok {
+				elems++
+			}
+		}
+		require.Greater(t, elems, 20, name)
+		require.Contains(t, string(b), want, name)
+		f, err := os.Open(prefix + "-" + name + ".png")
+		require.NoError(t, err)
+		img, err := png.Decode(f)
+		f.Close()
+		require.NoError(t, err, name)
+		require.Greater(t, img.Bounds().Dx(), 500, name)
+	}
+}
+
+// -json carries every round and the spread: the rows of a set run in a
+// rotated order each round, every row has one Round per round, and its
+// figures are the medians inside their intervals.
+func TestRoundsJSON(t *testing.T) {
+	out, stderr, err := tiny(t, "-json", "-rounds", "3", "-goroutines", "2", "-backends", "uring,aio,os.File")
+	require.NoError(t, err, stderr)
+	rep := decode(t, out)
+	require.Equal(t, 3, rep.Rounds)
+	require.Len(t, rep.Results, 3)
+	for i, r := range rep.Results {
+		require.Empty(t, r.Error)
+		require.Len(t, r.Rounds, 3, r.Label)
+		var orders []int
+		var ops int64
+		for _, rd := range r.Rounds {
+			require.Positive(t, rd.IOPS)
+			require.Positive(t, rd.Lat.P50)
+			orders = append(orders, rd.Order)
+			ops += rd.Ops
+		}
+		// Row i of a set of 3 runs at position (i - round) mod 3.
+		require.Equal(t, []int{i, (i + 2) % 3, (i + 1) % 3}, orders, r.Label)
+		require.Equal(t, ops, r.Ops)
+		for name, iv := range map[string]struct {
+			iv Interval
+			v  float64
+		}{"iops": {r.Spread.IOPS, r.IOPS}, "p50": {r.Spread.P50, r.Lat.P50}, "p99": {r.Spread.P99, r.Lat.P99}, "mb/s": {r.Spread.MBPerS, r.MBPerS}} {
+			require.Equal(t, 0.75, iv.iv.Confidence, name)
+			require.LessOrEqual(t, iv.iv.Lo, iv.v, name)
+			require.GreaterOrEqual(t, iv.iv.Hi, iv.v, name)
+		}
+		if r.Backend == "os.File" {
+			require.Equal(t, 1.0, r.Ratio)
+			require.Zero(t, r.RatioP)
+		} else {
+			require.Positive(t, r.RatioP, r.Label)
+			require.False(t, r.RatioSignificant, "3+3 rounds cannot reach p < 0.05")
+			require.LessOrEqual(t, r.RatioLo, r.Ratio)
+			require.GreaterOrEqual(t, r.RatioHi, r.Ratio)
 		}
 	}
-	require.Greater(t, elems, 20)
-	require.Contains(t, string(b), "latency CDF")
-	require.Contains(t, string(b), "<polyline")
+	var raw struct {
+		Results []map[string]any `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &raw))
+	for _, key := range []string{"rounds", "spread", "ratio_p"} {
+		require.Contains(t, raw.Results[0], key)
+	}
 }
 
 func TestFio(t *testing.T) {
@@ -204,6 +266,8 @@ func TestBadInput(t *testing.T) {
 		{"-size 12q", `bad -size "12q"`},
 		{"-bs 4k,0", `bad -bs`},
 		{"-goroutines 0", `bad -goroutines`},
+		{"-rounds 0", `bad -rounds 0`},
+		{"-warmup -1s", `bad -warmup`},
 		{"-mix 101 -rw mixed", `bad -mix 101`},
 		{"extra", `unexpected argument "extra"`},
 	} {

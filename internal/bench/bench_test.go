@@ -24,8 +24,8 @@ func TestHistogramQuantilesMatchSortedSamples(t *testing.T) {
 	for _, q := range []float64{0.01, 0.5, 0.9, 0.99, 0.999, 1} {
 		exact := all[max(0, int(q*float64(len(all)))-1)]
 		got := h.Quantile(q)
-		if got < exact || float64(got-exact) > float64(exact)/subCount+1 {
-			t.Errorf("q=%v: got %v, exact %v (allowed error 1/%d)", q, got, exact, subCount)
+		if got < exact || float64(got-exact) > float64(exact)/100+1 {
+			t.Errorf("q=%v: got %v, exact %v (allowed error 1%%)", q, got, exact)
 		}
 	}
 	if h.Max() != all[len(all)-1] {
@@ -52,23 +52,6 @@ func TestHistogramQuantilesMatchSortedSamples(t *testing.T) {
 	}
 }
 
-func TestBucketsAreContiguous(t *testing.T) {
-	prev := int64(-1)
-	for i := 0; i < numBuckets-1; i++ {
-		top := bucketTop(i)
-		if top <= prev {
-			t.Fatalf("bucket %d top %d not above %d", i, top, prev)
-		}
-		if bucketOf(top) != i || bucketOf(prev+1) != i {
-			t.Fatalf("bucket %d: [%d,%d] maps to %d,%d", i, prev+1, top, bucketOf(prev+1), bucketOf(top))
-		}
-		prev = top
-	}
-	if bucketOf(1<<62) != numBuckets-1 || bucketOf(-5) != 0 {
-		t.Fatal("out-of-range values not clamped")
-	}
-}
-
 func TestHistogramConcurrent(t *testing.T) {
 	var h Histogram
 	var wg sync.WaitGroup
@@ -88,10 +71,27 @@ func TestHistogramConcurrent(t *testing.T) {
 	if h.Quantile(0) != 0 {
 		t.Fatalf("q0 = %v", h.Quantile(0))
 	}
+	var long Histogram
+	long.Record(2 * time.Hour) // beyond the buckets: counted as an hour, Max exact
+	if long.Count() != 1 || long.Max() != 2*time.Hour || long.Quantile(1) != 2*time.Hour {
+		t.Fatalf("2h recorded as count %d max %v q1 %v", long.Count(), long.Max(), long.Quantile(1))
+	}
 	var empty Histogram
 	if empty.Quantile(0.5) != 0 || empty.Mean() != 0 || empty.CDF() != nil {
 		t.Fatal("empty histogram not zero")
 	}
+}
+
+// Recording cost, from every CPU at once (go test -bench Record -cpu 1,2).
+func BenchmarkRecord(b *testing.B) {
+	var h Histogram
+	b.RunParallel(func(pb *testing.PB) {
+		d := 30 * time.Microsecond
+		for pb.Next() {
+			h.Record(d)
+			d += 7
+		}
+	})
 }
 
 func TestRand(t *testing.T) {
