@@ -284,6 +284,9 @@ func (f *File) pathErr(op string, err error) error {
 // pathErrAt is pathErr for a read or write of n bytes at off: a failure
 // of the kernel's becomes an *IOError naming them.
 func (f *File) pathErrAt(op string, off int64, n int, err error) error {
+	if err == nil || err == io.EOF {
+		return err // before errors.As, whose target would escape: no allocation per read
+	}
 	var ioe *sched.IOError
 	if errors.As(err, &ioe) {
 		return &IOError{PathError: fs.PathError{Op: op, Path: f.name, Err: ioe.Err}, Off: off, Len: n, Request: ioe}

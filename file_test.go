@@ -470,3 +470,32 @@ func TestFileConcurrentWritesAcrossUnalignedEOF(t *testing.T) {
 		})
 	}
 }
+
+// TestReadAtZeroAllocs: File.ReadAt allocates nothing, aligned (straight
+// to the scheduler) or not (through a pooled bounce buffer). An error
+// helper that called errors.As on every result once cost one allocation
+// per read.
+func TestReadAtZeroAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items under the race detector")
+	}
+	path := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, os.WriteFile(path, randomBytes(1<<20, 7), 0o644))
+	f, err := Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	require.True(t, f.Direct())
+	buf := testenv.AlignedBuf(t, 8192)
+	aligned := testing.AllocsPerRun(500, func() {
+		if _, err := f.ReadAt(buf[:4096], 8192); err != nil {
+			panic(err)
+		}
+	})
+	unaligned := testing.AllocsPerRun(500, func() {
+		if _, err := f.ReadAt(buf[1:101], 8193); err != nil {
+			panic(err)
+		}
+	})
+	require.Zero(t, aligned, "aligned ReadAt")
+	require.Zero(t, unaligned, "unaligned ReadAt")
+}
