@@ -148,7 +148,7 @@ var scenarios = []struct {
 		tr.add("copy from *os.File %d %v", n, err)
 		fi, err := f.Stat()
 		tr.add("size %d %v", fi.Size(), err)
-		tr.add("sync %v", f.Sync()) // see doc.go: padding until Sync
+		// Another reader, before any Sync: the exact bytes, no padding.
 		got, err := os.ReadFile(filepath.Join(dir, "dst"))
 		tr.add("content %d %s %v", len(got), hashOf(got), err)
 	}},
@@ -317,14 +317,15 @@ var scenarios = []struct {
 		if df, ok := f.(*File); ok && !df.Direct() {
 			t.Fatal("diskio's file is not O_DIRECT: the scenarios would not test it")
 		}
-		_, err = f.Write(randomBytes(1000, 3)) // unaligned: padding in flight
+		_, err = f.Write(randomBytes(1000, 3)) // unaligned
 		tr.add("write %v", err)
 		fi, err := f.Stat() // a genuine os FileInfo, with the logical size
 		tr.add("stat size %d %v", fi.Size(), err)
 		fi2, err := os.Stat(path)
 		tr.add("os.SameFile %v %v", os.SameFile(fi, fi2), err)
+		tr.add("os.Stat size before Sync %d", fi2.Size())
 		tr.add("sys size %d", fi.Sys().(*syscall.Stat_t).Size)
-		tr.add("sync %v", f.Sync()) // other descriptors: see doc.go
+		tr.add("sync %v", f.Sync())
 		fi, err = f.Stat()
 		tr.add("stat size %d %v", fi.Size(), err)
 		_, err = f.ReadDir(-1)

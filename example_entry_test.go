@@ -385,10 +385,8 @@ func ExampleNewFile() {
 	if _, err := f.WriteString("then by diskio"); err != nil { // at osf's offset
 		log.Fatal(err)
 	}
-	if err := f.Sync(); err != nil {
-		log.Fatal(err)
-	}
-	b, err := diskio.ReadFile(f.Name())
+	b, err := diskio.ReadFile(f.Name()) // another reader sees the exact bytes
+
 	fmt.Printf("%s %v\n", b, err)
 
 	// Output:
