@@ -138,8 +138,8 @@ func (r *StreamReader) issue(i int) {
 func (s *streamSlot) buf(n int) []byte { return s.mem.buf[:n] }
 
 // wait waits for slot s's read and returns the bytes it holds, up to the
-// end the stream stops at (past it lies padding of writes in progress, or
-// data written after the stream began).
+// end the stream stops at (the size when it began: what is written after
+// is not the stream's).
 func (r *StreamReader) wait(s *streamSlot) (int, error) {
 	s.busy = false
 	if s.err != nil {

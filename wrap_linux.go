@@ -46,13 +46,10 @@ func NewFile(osf *os.File, opts ...Option) (*File, error) {
 // opened again through /proc/self/fd, without O_DIRECT: its own
 // descriptor, offset and flags, so any offset, length and buffer work on
 // it, and closing it (or its finalizer) never touches this File's
-// descriptor. Close it when done. It sees what this File wrote, but not
-// this File's size tracking: an unaligned write that grew the file leaves
-// zeros past the logical size until Sync or Close of this File (see the
-// package doc), and what it writes past this File's size is seen here only
-// once this File next asks the kernel (Stat, Seek to the end). For a
-// FIFO, device or directory it is a dup of the descriptor, as os.File
-// would share it.
+// descriptor. Close it when done. It sees exactly what this File wrote,
+// and this File sees what it writes, as with any other descriptor (see
+// the package doc). For a FIFO, device or directory it is a dup of the
+// descriptor, as os.File would share it.
 func (f *File) OSFile() (*os.File, error) {
 	if p, ok := f.plainPath(); ok {
 		if p == nil {
