@@ -63,7 +63,7 @@ func BenchmarkPageCache(b *testing.B) {
 	for _, g := range []int{1, 8, 128} {
 		for _, k := range kinds {
 			b.Run(fmt.Sprintf("hot/%s/g=%d", k, g), func(b *testing.B) {
-				if err := warmRange(path, min(hot, size)); err != nil {
+				if err := bench.Warm(path, min(hot, size)); err != nil {
 					b.Fatal(err)
 				}
 				f, done := open(b, k)
@@ -108,7 +108,7 @@ func BenchmarkPageCache(b *testing.B) {
 	defer os.Remove(copyPath)
 	for _, k := range kinds {
 		b.Run(fmt.Sprintf("copy4M/%s", k), func(b *testing.B) {
-			if err := warmRange(copyPath, 4<<20); err != nil {
+			if err := bench.Warm(copyPath, 4<<20); err != nil {
 				b.Fatal(err)
 			}
 			var f io.ReadSeekCloser
@@ -182,22 +182,6 @@ func parallelRandomReads(b *testing.B, g int, span int64, f reader) {
 		}()
 	}
 	wg.Wait()
-}
-
-// warmRange reads [0, n) of path through the page cache.
-func warmRange(path string, n int64) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	buf := make([]byte, 1<<20)
-	for off := int64(0); off < n; off += int64(len(buf)) {
-		if _, err := f.ReadAt(buf[:min(int64(len(buf)), n-off)], off); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // copyPrefix writes the first n bytes of src to a new file dst.

@@ -99,20 +99,7 @@ func makeDataFile(fl *files, dir string, size int64, progress func(done, total i
 func dropCache(path string) error { return bench.Evict(path) }
 
 // warm reads [0, n) of the file through the page cache.
-func warm(path string, n int64) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	buf := make([]byte, 1<<20)
-	for off := int64(0); off < n; off += int64(len(buf)) {
-		if _, err := f.ReadAt(buf[:min(int64(len(buf)), n-off)], off); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func warm(path string, n int64) error { return bench.Warm(path, n) }
 
 // memAvailable is MemAvailable from /proc/meminfo, in bytes (0 if unknown).
 func memAvailable() int64 {
