@@ -29,13 +29,21 @@ import (
 // and a recycled one (written and synced before, appended to from 0
 // again: Pebble's trick); then 16 and 64 writers appending 4 KiB records
 // with Datasync each, sharing flushes (group commit). diskio's File
-// against os.File (buffered write + fsync/fdatasync) and, with -fio, fio
-// (--rw=write --fdatasync=1, psync, at the same sizes). The note says the reads the
-// appends cost: read requests per append from diskio's tracer, and
-// bytes per append the process read from the disk (/proc/self/io
-// read_bytes: the kernel's read-on-write of a partial page counts too).
+// against os.File (buffered write + fsync/fdatasync, the baseline) and,
+// with -fio, for one writer fio (--rw=write --fdatasync=1 or --fsync=1,
+// psync, at the same sizes; its latency is the write's alone, fio reports
+// the sync apart). Each record size is a set of rows run side by side in
+// runAll's rounds (the measurement is walRun, a custom run: custom.go).
+// The note says the reads the appends cost (medians): read requests per
+// append from diskio's tracer, and bytes per append the process read from
+// the disk (/proc/self/io read_bytes: the kernel's read-on-write of a
+// partial page counts too). -bs replaces the single writer's record
+// sizes; the log is -size, at most 128 MiB.
 func presetWAL(ctx context.Context, s *suite) error {
 	sizes := []int{100, 1 << 10, 4 << 10, 16 << 10, 64 << 10}
+	if s.c.bsSet {
+		sizes = s.c.bss
+	}
 	kinds := []string{"growing", "preallocated", "recycled"}
 	dir, err := os.MkdirTemp(s.e.dir, "testbench-wal-")
 	if err != nil {

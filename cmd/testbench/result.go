@@ -35,7 +35,7 @@ type Result struct {
 	Goroutines int    `json:"goroutines"`       // concurrent callers
 	BlockSize  int    `json:"block_size"`       // bytes per operation
 	Direct     bool   `json:"direct"`           // O_DIRECT was in effect
-	Fsync      string `json:"fsync"`            // none, each, end, dsync, group
+	Fsync      string `json:"fsync"`            // none, each, end, dsync, group (wal: fsync)
 	Stream     string `json:"stream,omitempty"` // diskio stream buffers: "512 KiB x 8"
 
 	IOPS        float64 `json:"iops"`             // operations per second
