@@ -25,8 +25,9 @@ type customRun struct {
 	fioLabel func(j Job) string
 	// fio runs fio's equivalent of j and returns its measurements.
 	fio func(ctx context.Context, e *env, j Job) (Result, error)
-	// fioBase makes fio's row the set's baseline for ratios.
-	fioBase bool
+	// fioBase makes fio's row the set's baseline for ratios; fioDirect
+	// says its job uses O_DIRECT.
+	fioBase, fioDirect bool
 	// note, if set, makes a row's note from its medians (a round's
 	// note would be one round's).
 	note func(r Result) string

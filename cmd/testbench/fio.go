@@ -84,7 +84,7 @@ func (e *env) fioResult(j Job) Result {
 	r := Result{Group: j.Group, Label: "fio io_uring (physical limit)", Backend: "fio", Workload: j.RW,
 		Goroutines: j.G, BlockSize: j.BS, Direct: j.Direct && e.direct, Fsync: j.Fsync}
 	if c, err := customOf(j); err == nil && j.Custom != "" {
-		r.Label, r.Base = c.fioLabel(j), c.fioBase
+		r.Label, r.Base, r.Direct = c.fioLabel(j), c.fioBase, c.fioDirect && e.direct
 	}
 	return r
 }

@@ -142,8 +142,9 @@ var glommioCustom = &customRun{
 		}
 		return "fio io_uring " + joinArgs(p.fio)
 	},
-	fio:     glommioFio,
-	fioBase: true,
+	fio:       glommioFio,
+	fioBase:   true,
+	fioDirect: true,
 }
 
 // glommioDiskio runs one phase through diskio on a scheduler of its own

@@ -107,6 +107,9 @@ func TestPresets(t *testing.T) {
 				}
 				require.Positive(t, r.Ops, "%s/%s", r.Group, r.Label)
 				require.Positive(t, r.IOPS)
+				if p == "wal" && r.Backend == "fio" {
+					require.False(t, r.Direct, "wal: fio's psync writes are buffered")
+				}
 				if p != "cache" || !strings.HasPrefix(r.Group, "io.Copy") { // cache's io.Copy is measured once, outside runAll
 					require.Len(t, r.Rounds, rounds, "%s/%s", r.Group, r.Label)
 				}
@@ -345,6 +348,23 @@ func TestIsolated(t *testing.T) {
 		require.Positive(t, r.Lat.P50, r.Label)
 		require.Positive(t, r.ThreadsPeak, r.Label)
 	}
+}
+
+// A custom measurement runs in a child process too: the Job names it and
+// carries its parameters.
+func TestCustomIsolated(t *testing.T) {
+	dir := t.TempDir()
+	e := &env{dir: dir, size: 8 << 20, direct: true, fl: &files{}}
+	j := Job{Group: "wal", Label: "diskio Datasync", Backend: "diskio", RW: "append", BS: 4096, G: 1, Direct: true,
+		Fsync: "each", Limit: 1 << 20, Custom: "wal", Variant: "preallocated", Dir: dir, Duration: 50 * time.Millisecond}
+	r, _ := e.runIsolated(context.Background(), j)
+	require.Empty(t, r.Error)
+	require.Positive(t, r.Ops)
+	require.Positive(t, r.Lat.P50)
+	require.Positive(t, r.ThreadsPeak)
+	j.Custom = "nope"
+	r, _ = e.runIsolated(context.Background(), j)
+	require.Contains(t, r.Error, `unknown custom measurement "nope"`)
 }
 
 // -trace PREFIX writes the tracer's files for the diskio runs.
