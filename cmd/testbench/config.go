@@ -21,6 +21,7 @@ type config struct {
 	size      int64
 	duration  time.Duration
 	durSet    bool          // -duration given: presets use it instead of their own
+	bsSet     bool          // -bs given: the wal preset's record sizes
 	rounds    int           // each row's measured time is split over this many alternating rounds
 	warmup    time.Duration // unmeasured run before the first round
 	custom    bool          // workload flags given without -preset: run the flag matrix
@@ -102,6 +103,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "duration" {
 			c.durSet = true
+		}
+		if f.Name == "bs" {
+			c.bsSet = true
 		}
 		if workloadFlags[f.Name] {
 			c.custom = true

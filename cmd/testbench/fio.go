@@ -81,8 +81,12 @@ type fioOutput struct {
 
 // fioResult is the row of fio's equivalent of j before it runs.
 func (e *env) fioResult(j Job) Result {
-	return Result{Group: j.Group, Label: "fio io_uring (physical limit)", Backend: "fio", Workload: j.RW,
+	r := Result{Group: j.Group, Label: "fio io_uring (physical limit)", Backend: "fio", Workload: j.RW,
 		Goroutines: j.G, BlockSize: j.BS, Direct: j.Direct && e.direct, Fsync: j.Fsync}
+	if c, err := customOf(j); err == nil && j.Custom != "" {
+		r.Label, r.Base, r.Direct = c.fioLabel(j), c.fioBase, c.fioDirect && e.direct
+	}
+	return r
 }
 
 // runFio runs fio's equivalent of j and reports it as a row.
@@ -91,6 +95,22 @@ func (e *env) runFio(ctx context.Context, j Job) Result {
 	bin, err := exec.LookPath("fio")
 	if err != nil {
 		r.Error = "fio is not installed (apt-get install fio)"
+		return r
+	}
+	if j.Custom != "" {
+		c, err := customOf(j)
+		if err == nil {
+			done := e.prog.start(j.Group+": fio", j.Duration)
+			var res Result
+			res, err = c.fio(ctx, e, j)
+			done()
+			if err == nil {
+				res.Group, res.Label, res.Backend, res.Workload, res.Base = r.Group, r.Label, r.Backend, r.Workload, r.Base
+				res.Goroutines, res.BlockSize, res.Direct, res.Fsync = r.Goroutines, r.BlockSize, r.Direct, r.Fsync
+				return res
+			}
+		}
+		r.Error = err.Error()
 		return r
 	}
 	path, span := e.path, e.size

@@ -51,6 +51,12 @@ type Job struct {
 	// Duration is the row's measured time in all, split evenly over the
 	// rounds (-rounds); -duration overrides it.
 	Duration time.Duration
+
+	// A custom measurement (custom.go): its name, its own parameter,
+	// and a directory of the preset's for its files.
+	Custom  string `json:",omitempty"`
+	Variant string `json:",omitempty"`
+	Dir     string `json:",omitempty"`
 }
 
 func (j Job) label() string {
@@ -133,10 +139,28 @@ type env struct {
 func (e *env) run(ctx context.Context, j Job) (Result, *bench.Histogram) {
 	h := new(bench.Histogram)
 	r := e.result(j)
-	if err := e.exec(ctx, j, &r, h); err != nil {
+	if err := e.runJob(ctx, j, &r, h); err != nil {
 		r.Error = err.Error()
 	}
 	return r, h
+}
+
+func (e *env) runJob(ctx context.Context, j Job, r *Result, h *bench.Histogram) error {
+	if j.Custom == "" {
+		return e.exec(ctx, j, r, h)
+	}
+	c, err := customOf(j)
+	if err != nil {
+		return err
+	}
+	if !e.prepared {
+		if err := e.prepare(j); err != nil {
+			return err
+		}
+	}
+	done := e.prog.start(r.Group+": "+r.Label, j.Duration)
+	defer done()
+	return c.run(ctx, e, j, r, h)
 }
 
 // result is j's row before it runs: what the job is, not what it measured.
@@ -156,6 +180,13 @@ func (e *env) result(j Job) Result {
 // (evicted), or warm over the job's region. It blocks in long system calls,
 // so an isolated run has its parent do it (see isolate.go).
 func (e *env) prepare(j Job) error {
+	if j.Custom != "" {
+		c, err := customOf(j)
+		if err != nil || c.prepare == nil {
+			return err
+		}
+		return c.prepare(e, j)
+	}
 	if j.RW == "write" || j.writes() && e.userFile {
 		return nil
 	}
@@ -466,6 +497,9 @@ func pow2(n int) int {
 func joinNote(a, b string) string {
 	if a == "" {
 		return b
+	}
+	if b == "" {
+		return a
 	}
 	return a + "; " + b
 }

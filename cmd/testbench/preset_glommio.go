@@ -36,148 +36,164 @@ import (
 //   - a scan in 512 KiB reads with read-ahead 10 (NextBuffer) | fio
 //     --iodepth=10
 //
-// N and M are 50, as in Glommio's example. Each phase
-// runs for -duration (scans stop earlier at the end of the file, -size),
-// twice, alternating diskio and fio (round 1: diskio first; round 2: fio
-// first); a row's ratio is against fio's row of the same round.
+// N and M are 50, as in Glommio's example. Each phase is a set of two
+// rows, diskio and its fio job (the baseline: a ratio is diskio's over
+// fio's), run in runAll's alternating rotated rounds (-rounds) for
+// -duration in all (10s by default; scans stop earlier at the end of the
+// file, -size), each round on a cold page cache.
 func presetGlommio(ctx context.Context, s *suite) error {
 	if !s.e.direct {
 		return errors.New("glommio: O_DIRECT does not work in " + s.e.dir + " (-dir)")
 	}
-	const n, m = 50, 50
-	dur := 5 * time.Second
-	if s.c.durSet {
-		dur = s.c.duration
-	}
-	fio := func(rw string, bs, depth, batch int) []string {
-		a := []string{"--rw=" + rw, "--bs=" + strconv.Itoa(bs), "--iodepth=" + strconv.Itoa(depth)}
-		if batch > 0 {
-			a = append(a, "--iodepth_batch_submit="+strconv.Itoa(batch))
+	// fio's row is the point of this preset: it runs with or without -fio.
+	s.c.fio = true
+	var jobs []Job
+	for _, p := range glommioPhases {
+		rw := "read"
+		if p.random {
+			rw = "randread"
 		}
-		return a
+		jobs = append(jobs, Job{Group: p.group, Label: "diskio (uring)", Backend: "uring", RW: rw, BS: p.bs, G: p.g,
+			Direct: true, Fsync: "none", Duration: 10 * time.Second, Custom: "glommio", Variant: p.name})
 	}
-	phases := []glommioPhase{
-		{group: fmt.Sprintf("random 4 KiB reads, %d goroutines (ReadAt)", n), g: n, bs: 4096, random: true,
-			run: func(f *diskio.File, h *bench.Histogram, stop *atomic.Bool) (int64, error) {
-				return randomReads(f, n, s.e.size, h, stop)
-			},
-			fio: fio("randread", 4096, n, 0)},
-		{group: fmt.Sprintf("bulk random 4 KiB reads, %d goroutines x %d ranges (ReadMany, NoMerge)", n, m), g: n, bs: 4096, random: true,
-			run: func(f *diskio.File, h *bench.Histogram, stop *atomic.Bool) (int64, error) {
-				return bulkReads(f, n, m, s.e.size, diskio.ReadManyOptions{MaxMerge: diskio.NoMerge}, h, stop)
-			},
-			fio: fio("randread", 4096, n*m, m)},
-		{group: fmt.Sprintf("bulk random 4 KiB reads, %d goroutines x %d ranges (ReadMany, merging up to 128 KiB)", n, m), g: n, bs: 4096, random: true,
-			run: func(f *diskio.File, h *bench.Histogram, stop *atomic.Bool) (int64, error) {
-				return bulkReads(f, n, m, s.e.size, diskio.ReadManyOptions{MaxMerge: 128 << 10}, h, stop)
-			},
-			fio: fio("randread", 4096, n*m, m)},
-		{group: "scan, 4 KiB reads one at a time (StreamReader, read-ahead 1, Read)", g: 1, bs: 4096,
-			run: func(f *diskio.File, h *bench.Histogram, stop *atomic.Bool) (int64, error) {
-				return scan(f, 4096, 1, false, h, stop)
-			},
-			fio:  fio("read", 4096, 1, 0),
-			note: "1 in flight"},
-		{group: "scan, 4 KiB reads, read-ahead 50 (Read: copying)", g: 1, bs: 4096,
-			run: func(f *diskio.File, h *bench.Histogram, stop *atomic.Bool) (int64, error) {
-				return scan(f, 4096, 50, false, h, stop)
-			},
-			fio: fio("read", 4096, 50, 16)},
-		{group: "scan, 4 KiB reads, read-ahead 50 (NextBuffer: zero-copy)", g: 1, bs: 4096,
-			run: func(f *diskio.File, h *bench.Histogram, stop *atomic.Bool) (int64, error) {
-				return scan(f, 4096, 50, true, h, stop)
-			},
-			fio: fio("read", 4096, 50, 16)},
-		{group: "scan, 512 KiB reads, read-ahead 10 (NextBuffer)", g: 1, bs: 512 << 10,
-			run: func(f *diskio.File, h *bench.Histogram, stop *atomic.Bool) (int64, error) {
-				return scan(f, 512<<10, 10, true, h, stop)
-			},
-			fio: fio("read", 512<<10, 10, 0)},
+	s.note(fmt.Sprintf("glommio: the phases of Glommio's examples/storage.rs on one %s file, each diskio row next to its closest fio job (the baseline of the ratio)", sizeName(s.e.size)))
+	return s.runAll(ctx, jobs)
+}
+
+const glommioN, glommioM = 50, 50
+
+func glommioFioArgs(rw string, bs, depth, batch int) []string {
+	a := []string{"--rw=" + rw, "--bs=" + strconv.Itoa(bs), "--iodepth=" + strconv.Itoa(depth)}
+	if batch > 0 {
+		a = append(a, "--iodepth_batch_submit="+strconv.Itoa(batch))
 	}
-	s.e.prog.total += 4 * len(phases)
-	for _, p := range phases {
-		for round := 1; round <= 2; round++ {
-			group := fmt.Sprintf("%s, round %d", p.group, round)
-			d := s.glommioDiskio(p, group, dur)
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			f := s.glommioFio(ctx, p, group, dur)
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			rows := []Result{d, f}
-			if round == 2 {
-				rows = []Result{f, d}
-			}
-			for _, r := range rows {
-				s.rep.Results = append(s.rep.Results, r)
-				s.hists = append(s.hists, nil)
-			}
-		}
-	}
-	s.note(fmt.Sprintf("glommio: the phases of Glommio's examples/storage.rs on one %s file, each diskio row next to its closest fio job (ratio: against fio of the same round; round 2 runs fio first); diskio runs in this process, so its thread peak includes the testbench's own threads", sizeName(s.e.size)))
-	return nil
+	return a
+}
+
+// glommioPhases are the phases, each named (Job.Variant) so that a child
+// process finds it.
+var glommioPhases = []glommioPhase{
+	{name: "random", group: fmt.Sprintf("random 4 KiB reads, %d goroutines (ReadAt)", glommioN), g: glommioN, bs: 4096, random: true,
+		run: func(f *diskio.File, size int64, h *bench.Histogram, stop *atomic.Bool) (int64, error) {
+			return randomReads(f, glommioN, size, h, stop)
+		},
+		fio: glommioFioArgs("randread", 4096, glommioN, 0)},
+	{name: "bulk", group: fmt.Sprintf("bulk random 4 KiB reads, %d goroutines x %d ranges (ReadMany, NoMerge)", glommioN, glommioM), g: glommioN, bs: 4096, random: true,
+		run: func(f *diskio.File, size int64, h *bench.Histogram, stop *atomic.Bool) (int64, error) {
+			return bulkReads(f, glommioN, glommioM, size, diskio.ReadManyOptions{MaxMerge: diskio.NoMerge}, h, stop)
+		},
+		fio: glommioFioArgs("randread", 4096, glommioN*glommioM, glommioM)},
+	{name: "bulk-merge", group: fmt.Sprintf("bulk random 4 KiB reads, %d goroutines x %d ranges (ReadMany, merging up to 128 KiB)", glommioN, glommioM), g: glommioN, bs: 4096, random: true,
+		run: func(f *diskio.File, size int64, h *bench.Histogram, stop *atomic.Bool) (int64, error) {
+			return bulkReads(f, glommioN, glommioM, size, diskio.ReadManyOptions{MaxMerge: 128 << 10}, h, stop)
+		},
+		fio: glommioFioArgs("randread", 4096, glommioN*glommioM, glommioM)},
+	{name: "scan-1", group: "scan, 4 KiB reads one at a time (StreamReader, read-ahead 1, Read)", g: 1, bs: 4096,
+		run: func(f *diskio.File, _ int64, h *bench.Histogram, stop *atomic.Bool) (int64, error) {
+			return scan(f, 4096, 1, false, h, stop)
+		},
+		fio:  glommioFioArgs("read", 4096, 1, 0),
+		note: "1 in flight"},
+	{name: "scan-50", group: "scan, 4 KiB reads, read-ahead 50 (Read: copying)", g: 1, bs: 4096,
+		run: func(f *diskio.File, _ int64, h *bench.Histogram, stop *atomic.Bool) (int64, error) {
+			return scan(f, 4096, 50, false, h, stop)
+		},
+		fio: glommioFioArgs("read", 4096, 50, 16)},
+	{name: "scan-50-zerocopy", group: "scan, 4 KiB reads, read-ahead 50 (NextBuffer: zero-copy)", g: 1, bs: 4096,
+		run: func(f *diskio.File, _ int64, h *bench.Histogram, stop *atomic.Bool) (int64, error) {
+			return scan(f, 4096, 50, true, h, stop)
+		},
+		fio: glommioFioArgs("read", 4096, 50, 16)},
+	{name: "scan-512k", group: "scan, 512 KiB reads, read-ahead 10 (NextBuffer)", g: 1, bs: 512 << 10,
+		run: func(f *diskio.File, _ int64, h *bench.Histogram, stop *atomic.Bool) (int64, error) {
+			return scan(f, 512<<10, 10, true, h, stop)
+		},
+		fio: glommioFioArgs("read", 512<<10, 10, 0)},
 }
 
 type glommioPhase struct {
+	name   string
 	group  string
 	g, bs  int
 	random bool
-	run    func(f *diskio.File, h *bench.Histogram, stop *atomic.Bool) (ops int64, err error)
+	run    func(f *diskio.File, size int64, h *bench.Histogram, stop *atomic.Bool) (ops int64, err error)
 	fio    []string // workload arguments
 	note   string
 }
 
+func glommioPhaseOf(j Job) (glommioPhase, error) {
+	for _, p := range glommioPhases {
+		if p.name == j.Variant {
+			return p, nil
+		}
+	}
+	return glommioPhase{}, fmt.Errorf("glommio: no phase %q", j.Variant)
+}
+
+// glommioCustom is the glommio preset's measurement (custom.go): Variant
+// names the phase; each run starts on a cold page cache.
+var glommioCustom = &customRun{
+	prepare: func(e *env, _ Job) error { return dropCache(e.path) },
+	run:     glommioDiskio,
+	fioLabel: func(j Job) string {
+		p, err := glommioPhaseOf(j)
+		if err != nil {
+			return ""
+		}
+		return "fio io_uring " + joinArgs(p.fio)
+	},
+	fio:       glommioFio,
+	fioBase:   true,
+	fioDirect: true,
+}
+
 // glommioDiskio runs one phase through diskio on a scheduler of its own
 // with the default options.
-func (s *suite) glommioDiskio(p glommioPhase, group string, dur time.Duration) Result {
-	r := Result{Group: group, Label: "diskio (uring)", Backend: "uring", Workload: "read", Goroutines: p.g,
-		BlockSize: p.bs, Direct: true, Fsync: "none"}
-	if p.random {
-		r.Workload = "randread"
+func glommioDiskio(ctx context.Context, e *env, j Job, r *Result, h *bench.Histogram) error {
+	p, err := glommioPhaseOf(j)
+	if err != nil {
+		return err
 	}
-	fail := func(err error) Result { r.Error = err.Error(); return r }
-	if err := dropCache(s.e.path); err != nil {
-		return fail(err)
-	}
-	counter := &syscallCounter{next: s.e.tracer}
+	counter := &syscallCounter{next: e.tracer}
 	sch, err := sched.New(sched.Options{Backend: sched.URing, Tracer: counter})
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	defer sch.Close()
-	f, err := diskio.OpenFile(s.e.path, os.O_RDONLY, 0, diskio.WithScheduler(sch), diskio.WithDirect(diskio.DirectRequired))
+	f, err := diskio.OpenFile(e.path, os.O_RDONLY, 0, diskio.WithScheduler(sch), diskio.WithDirect(diskio.DirectRequired))
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	defer f.Close()
 	var stop atomic.Bool
-	timer := time.AfterFunc(dur, func() { stop.Store(true) })
+	timer := time.AfterFunc(j.Duration, func() { stop.Store(true) })
 	defer timer.Stop()
-	done := s.e.prog.start(group+": diskio", dur)
-	h := new(bench.Histogram)
+	unhook := context.AfterFunc(ctx, func() { stop.Store(true) })
+	defer unhook()
 	m := bench.StartMeter()
-	ops, err := p.run(f, h, &stop)
+	ops, err := p.run(f, e.size, h, &stop)
 	u := m.Stop()
-	done()
 	if err != nil {
-		return fail(err)
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if ops == 0 {
-		return fail(errors.New("no operation completed"))
+		return errors.New("no operation completed")
 	}
 	sec := u.Elapsed.Seconds()
 	r.Ops, r.Bytes, r.Seconds = ops, ops*int64(p.bs), sec
 	r.IOPS, r.MBPerS = float64(ops)/sec, float64(r.Bytes)/sec/1e6
 	r.CPUUsPerOp = float64(u.CPU.Nanoseconds()) / 1e3 / float64(ops)
-	r.ThreadsPeak = u.PeakThreads
+	r.ThreadsPeak, r.WorkersPeak = u.PeakThreads, u.PeakWorkers
 	r.AllocsPerOp = float64(u.Allocs) / float64(ops)
 	r.SyscallsPerOp = float64(counter.calls.Load()) / float64(ops)
 	r.Lat = Latency{P50: us(h.Quantile(0.5)), P90: us(h.Quantile(0.9)), P99: us(h.Quantile(0.99)),
 		P999: us(h.Quantile(0.999)), Max: us(h.Max()), Mean: us(h.Mean())}
+	r.Direct = f.Direct()
 	r.Note = joinNote(p.note, fixedNote(sch))
-	return r
+	return nil
 }
 
 func fixedNote(s *sched.Scheduler) string {
@@ -188,43 +204,30 @@ func fixedNote(s *sched.Scheduler) string {
 }
 
 // glommioFio runs the phase's fio job on the same file, cold.
-func (s *suite) glommioFio(ctx context.Context, p glommioPhase, group string, dur time.Duration) Result {
-	r := Result{Group: group, Label: "fio io_uring", Backend: "fio", Workload: "read", Goroutines: p.g,
-		BlockSize: p.bs, Direct: true, Fsync: "none", Base: true}
-	if p.random {
-		r.Workload = "randread"
+func glommioFio(ctx context.Context, e *env, j Job) (Result, error) {
+	p, err := glommioPhaseOf(j)
+	if err != nil {
+		return Result{}, err
 	}
 	bin, err := exec.LookPath("fio")
 	if err != nil {
-		r.Error = "fio is not installed (apt-get install fio)"
-		return r
+		return Result{}, errors.New("fio is not installed (apt-get install fio)")
 	}
-	if err := dropCache(s.e.path); err != nil {
-		r.Error = err.Error()
-		return r
+	if err := dropCache(e.path); err != nil {
+		return Result{}, err
 	}
-	args := append([]string{"--name=glommio", "--filename=" + s.e.path, "--size=" + strconv.FormatInt(s.e.size, 10),
+	args := append([]string{"--name=glommio", "--filename=" + e.path, "--size=" + strconv.FormatInt(e.size, 10),
 		"--direct=1", "--ioengine=io_uring", "--fixedbufs", "--registerfiles",
-		"--runtime=" + strconv.FormatInt(dur.Milliseconds(), 10) + "ms", "--lat_percentiles=1",
+		"--runtime=" + strconv.FormatInt(max(1, j.Duration.Milliseconds()), 10) + "ms", "--lat_percentiles=1",
 		"--output-format=json", "--randrepeat=0"}, p.fio...)
 	if p.random {
 		args = append(args, "--time_based")
 	}
-	done := s.e.prog.start(group+": fio", dur)
 	out, err := exec.CommandContext(ctx, bin, args...).Output()
-	done()
 	if err != nil {
-		r.Error = fmt.Sprintf("fio %v: %v", p.fio, err)
-		return r
+		return Result{}, fmt.Errorf("fio %v: %v", p.fio, err)
 	}
-	res, err := parseFio(out)
-	if err != nil {
-		r.Error = err.Error()
-		return r
-	}
-	res.Group, res.Label, res.Backend, res.Workload = r.Group, r.Label+" "+joinArgs(p.fio), r.Backend, r.Workload
-	res.Goroutines, res.BlockSize, res.Direct, res.Fsync, res.Base = r.Goroutines, r.BlockSize, r.Direct, r.Fsync, true
-	return res
+	return parseFio(out)
 }
 
 func joinArgs(a []string) string {

@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -28,42 +29,51 @@ import (
 // and a recycled one (written and synced before, appended to from 0
 // again: Pebble's trick); then 16 and 64 writers appending 4 KiB records
 // with Datasync each, sharing flushes (group commit). diskio's File
-// against os.File (buffered write + fsync/fdatasync) and, with -fio, fio
-// (--rw=write --fdatasync=1, psync, at the same sizes). The note says the reads the
-// appends cost: read requests per append from diskio's tracer, and
-// bytes per append the process read from the disk (/proc/self/io
-// read_bytes: the kernel's read-on-write of a partial page counts too).
+// against os.File (buffered write + fsync/fdatasync, the baseline) and,
+// with -fio, for one writer fio (--rw=write --fdatasync=1 or --fsync=1,
+// psync, at the same sizes; its latency is the write's alone, fio reports
+// the sync apart). Each record size is a set of rows run side by side in
+// runAll's rounds (the measurement is walRun, a custom run: custom.go).
+// The note says the reads the appends cost (medians): read requests per
+// append from diskio's tracer, and bytes per append the process read from
+// the disk (/proc/self/io read_bytes: the kernel's read-on-write of a
+// partial page counts too). -bs replaces the single writer's record
+// sizes; the log is -size, at most 128 MiB.
 func presetWAL(ctx context.Context, s *suite) error {
-	dur := time.Second
-	if s.c.durSet {
-		dur = s.c.duration
-	}
-	const capBytes = 128 << 20 // the log file: appends stop at its end
 	sizes := []int{100, 1 << 10, 4 << 10, 16 << 10, 64 << 10}
+	if s.c.bsSet {
+		sizes = s.c.bss
+	}
 	kinds := []string{"growing", "preallocated", "recycled"}
 	dir, err := os.MkdirTemp(s.e.dir, "testbench-wal-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	s.note("wal: records of random data; each append waits for its Sync/Datasync; recycled: the file was written with O_DIRECT and synced before, so neither side has it in the page cache")
+	// The log file: appends stop at its end.
+	capBytes := min(128<<20, s.e.size)
+	job := func(group, be, kind string, size, writers int, fsync string) Job {
+		j := Job{Group: group, Label: be, Backend: be, RW: "append", BS: size, G: writers, Direct: be == "diskio",
+			Fsync: fsync, Limit: capBytes, Custom: "wal", Variant: kind, Dir: dir}
+		if fsync == "fsync" {
+			j.Label += " Sync"
+		} else {
+			j.Label += " Datasync"
+		}
+		return j
+	}
+	s.note(fmt.Sprintf("wal: records of random data appended to a %s log; each append waits for its Sync/Datasync; recycled: the file was written with O_DIRECT and synced before, so neither side has it in the page cache; read/append: bytes the process read from the disk (/proc/self/io), reads/append: diskio's read requests", sizeName(capBytes)))
+	var jobs []Job
 	for _, kind := range kinds {
 		for _, full := range []bool{true, false} {
-			sync := "Datasync"
+			sync, fsync := "Datasync", "each"
 			if full {
-				sync = "Sync"
+				sync, fsync = "Sync", "fsync"
 			}
-			group := fmt.Sprintf("wal: 1 writer, %s file, %s after each append", kind, sync)
 			for _, size := range sizes {
+				group := fmt.Sprintf("wal: 1 writer, %s file, %s records, %s after each append", kind, sizeName(int64(size)), sync)
 				for _, be := range []string{"diskio", "os.File"} {
-					r := walRun(ctx, dir, walCase{group: group, backend: be, kind: kind, size: size, writers: 1, full: full, dur: dur, cap: capBytes})
-					s.rep.Results = append(s.rep.Results, r)
-					if err := ctx.Err(); err != nil {
-						return err
-					}
-				}
-				if !full && s.c.fio {
-					s.rep.Results = append(s.rep.Results, walFio(ctx, dir, group, kind, size, dur, capBytes))
+					jobs = append(jobs, job(group, be, kind, size, 1, fsync))
 				}
 			}
 		}
@@ -72,23 +82,34 @@ func presetWAL(ctx context.Context, s *suite) error {
 		group := fmt.Sprintf("wal: group commit, 4 KiB records, %s file, Datasync after each", kind)
 		for _, g := range []int{16, 64} {
 			for _, be := range []string{"diskio", "os.File"} {
-				r := walRun(ctx, dir, walCase{group: group, backend: be, kind: kind, size: 4 << 10, writers: g, dur: dur, cap: capBytes})
-				s.rep.Results = append(s.rep.Results, r)
-				if err := ctx.Err(); err != nil {
-					return err
-				}
+				jobs = append(jobs, job(group, be, kind, 4<<10, g, "group"))
 			}
 		}
 	}
-	return nil
+	return s.runAll(ctx, jobs)
 }
 
-type walCase struct {
-	group, backend, kind string
-	size, writers        int
-	full                 bool // Sync, else Datasync
-	dur                  time.Duration
-	cap                  int64
+// walCustom is the wal preset's measurement (custom.go): Variant is the
+// file kind, Fsync "fsync" (Sync after each append), "each" (Datasync) or
+// "group" (Datasync shared by G writers), Limit the log's size.
+var walCustom = &customRun{
+	run: walRun,
+	fioLabel: func(j Job) string {
+		if j.G != 1 {
+			return "" // fio's jobs would not share one log
+		}
+		if j.Fsync == "fsync" {
+			return "fio psync write+fsync"
+		}
+		return "fio psync write+fdatasync"
+	},
+	fio: walFio,
+	note: func(r Result) string {
+		if r.Backend == "diskio" {
+			return fmt.Sprintf("reads/append %.3f, %.0f B read/append", r.ReadReqsPerOp, r.ReadBytesPerOp)
+		}
+		return fmt.Sprintf("%.0f B read/append", r.ReadBytesPerOp)
+	},
 }
 
 // walLog is the file under test, through either backend.
@@ -171,66 +192,56 @@ func walPrepare(name, kind string, size int64) error {
 	return f.Close()
 }
 
-func walRun(ctx context.Context, dir string, c walCase) Result {
-	r := Result{Group: c.group, Label: c.backend, Backend: c.backend, Workload: "append", Goroutines: c.writers,
-		BlockSize: c.size, Direct: c.backend != "os.File", Fsync: "each"}
-	if c.writers > 1 {
-		r.Fsync = "group"
+// walRun appends j.BS-byte records from j.G writers for j.Duration (or
+// until the log is full), each made durable before the writer's next.
+func walRun(ctx context.Context, _ *env, j Job, r *Result, h *bench.Histogram) error {
+	full := j.Fsync == "fsync"
+	name := filepath.Join(j.Dir, "log-"+j.Backend)
+	if err := walPrepare(name, j.Variant, j.Limit); err != nil {
+		return err
 	}
-	if c.full {
-		r.Label += " Sync"
-	} else {
-		r.Label += " Datasync"
-	}
-	name := filepath.Join(dir, "log-"+c.backend)
-	if err := walPrepare(name, c.kind, c.cap); err != nil {
-		r.Error = err.Error()
-		return r
-	}
-	name += "-" + c.kind
+	name += "-" + j.Variant
 	reads := &walReads{}
 	var l walLog
-	if c.backend == "diskio" {
+	if j.Backend == "diskio" {
 		s, err := sched.New(sched.Options{Tracer: reads})
 		if err != nil {
-			r.Error = err.Error()
-			return r
+			return err
 		}
 		defer s.Close()
 		f, err := diskio.OpenFile(name, os.O_RDWR, 0, diskio.WithScheduler(s))
 		if err != nil {
-			r.Error = err.Error()
-			return r
+			return err
 		}
+		r.Direct = f.Direct()
 		l = diskioLog{f}
 	} else {
 		f, err := os.OpenFile(name, os.O_RDWR, 0)
 		if err != nil {
-			r.Error = err.Error()
-			return r
+			return err
 		}
 		l = osLog{f}
 	}
 	defer l.Close()
-	rec := make([]byte, c.size)
-	rng := bench.NewRand(uint64(c.size))
+	rec := make([]byte, j.BS)
+	rng := bench.NewRand(uint64(j.BS))
 	for i := range rec {
 		rec[i] = byte(rng.Next())
 	}
-	h := &bench.Histogram{}
 	var next, ops atomic.Int64
 	var failed atomic.Value
 	read0 := procReadBytes()
 	m := bench.StartMeter()
-	deadline := time.Now().Add(c.dur)
+	deadline := time.Now().Add(j.Duration)
 	var wg sync.WaitGroup
-	for range c.writers {
+	for range j.G {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil && time.Now().Before(deadline) {
-				off := next.Add(int64(c.size)) - int64(c.size)
-				if off+int64(c.size) > c.cap {
+			// At least one append each, however short the round.
+			for first := true; first || ctx.Err() == nil && time.Now().Before(deadline); first = false {
+				off := next.Add(int64(j.BS)) - int64(j.BS)
+				if off+int64(j.BS) > j.Limit {
 					return
 				}
 				t0 := time.Now()
@@ -238,7 +249,7 @@ func walRun(ctx context.Context, dir string, c walCase) Result {
 					failed.Store(err)
 					return
 				}
-				if err := l.flush(c.full); err != nil {
+				if err := l.flush(full); err != nil {
 					failed.Store(err)
 					return
 				}
@@ -251,30 +262,32 @@ func walRun(ctx context.Context, dir string, c walCase) Result {
 	u := m.Stop()
 	readBytes := procReadBytes() - read0
 	if err, _ := failed.Load().(error); err != nil {
-		r.Error = err.Error()
-		return r
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	n := ops.Load()
 	if n == 0 {
-		r.Error = "no appends completed"
-		return r
+		return errors.New("no appends completed")
 	}
 	sec := u.Elapsed.Seconds()
-	r.Ops, r.Bytes, r.Seconds = n, n*int64(c.size), sec
-	r.IOPS, r.MBPerS = float64(n)/sec, float64(n)*float64(c.size)/sec/1e6
+	r.Ops, r.Bytes, r.Seconds = n, n*int64(j.BS), sec
+	r.IOPS, r.MBPerS = float64(n)/sec, float64(n)*float64(j.BS)/sec/1e6
 	r.Lat = Latency{P50: us(h.Quantile(0.5)), P90: us(h.Quantile(0.9)), P99: us(h.Quantile(0.99)),
-		P999: us(h.Quantile(0.999)), Max: us(h.Max())}
+		P999: us(h.Quantile(0.999)), Max: us(h.Max()), Mean: us(h.Mean())}
 	r.CPUUsPerOp = us(u.CPU) / float64(n)
-	r.ThreadsPeak, r.AllocsPerOp = u.PeakThreads, float64(u.Allocs)/float64(n)
-	r.Note = fmt.Sprintf("reads/append %.3f (tracer), %.0f B read/append", float64(reads.n.Load())/float64(n), float64(readBytes)/float64(n))
+	r.ThreadsPeak, r.WorkersPeak, r.AllocsPerOp = u.PeakThreads, u.PeakWorkers, float64(u.Allocs)/float64(n)
+	r.ReadBytesPerOp = float64(readBytes) / float64(n)
 	// The scheduler's system calls (the File's fstat calls are not
 	// counted); os.File makes two per append.
-	r.SyscallsPerOp = float64(reads.sys.Load()) / float64(n)
-	if c.backend != "diskio" {
-		r.Note = fmt.Sprintf("%.0f B read/append", float64(readBytes)/float64(n))
+	if j.Backend == "diskio" {
+		r.ReadReqsPerOp = float64(reads.n.Load()) / float64(n)
+		r.SyscallsPerOp = float64(reads.sys.Load()) / float64(n)
+	} else {
 		r.SyscallsPerOp = 2
 	}
-	return r
+	return nil
 }
 
 // procReadBytes is this process's read_bytes from /proc/self/io: bytes
@@ -293,39 +306,32 @@ func procReadBytes() int64 {
 	return 0
 }
 
-// walFio is fio's row: --rw=write --fdatasync=1, buffered psync, on a
-// file of the same kind.
-func walFio(ctx context.Context, dir, group, kind string, size int, dur time.Duration, capBytes int64) Result {
-	r := Result{Group: group, Label: "fio write+fdatasync", Backend: "fio", Workload: "append", Goroutines: 1, BlockSize: size, Fsync: "each"}
+// walFio is fio's row: --rw=write with --fdatasync=1 (or --fsync=1),
+// buffered psync, on a log of the same kind.
+func walFio(ctx context.Context, _ *env, j Job) (Result, error) {
 	bin, err := exec.LookPath("fio")
 	if err != nil {
-		r.Error = "fio is not installed (apt-get install fio)"
-		return r
+		return Result{}, errors.New("fio is not installed (apt-get install fio)")
 	}
-	name := filepath.Join(dir, "log-fio")
-	if err := walPrepare(name, kind, capBytes); err != nil {
-		r.Error = err.Error()
-		return r
+	name := filepath.Join(j.Dir, "log-fio")
+	if err := walPrepare(name, j.Variant, j.Limit); err != nil {
+		return Result{}, err
 	}
-	name += "-" + kind
-	args := []string{"--name=wal", "--filename=" + name, "--size=" + strconv.FormatInt(capBytes, 10), "--rw=write",
-		"--bs=" + strconv.Itoa(size), "--ioengine=psync", "--fdatasync=1", "--fallocate=none",
-		"--runtime=" + strconv.FormatInt(max(1, dur.Milliseconds()), 10) + "ms",
+	name += "-" + j.Variant
+	sync := "--fdatasync=1"
+	if j.Fsync == "fsync" {
+		sync = "--fsync=1"
+	}
+	args := []string{"--name=wal", "--filename=" + name, "--size=" + strconv.FormatInt(j.Limit, 10), "--rw=write",
+		"--bs=" + strconv.Itoa(j.BS), "--ioengine=psync", sync, "--fallocate=none",
+		"--runtime=" + strconv.FormatInt(max(1, j.Duration.Milliseconds()), 10) + "ms",
 		"--lat_percentiles=1", "--output-format=json"}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		r.Error = fmt.Sprintf("fio: %v: %s", err, strings.TrimSpace(stderr.String()))
-		return r
+		return Result{}, fmt.Errorf("fio: %v: %s", err, strings.TrimSpace(stderr.String()))
 	}
-	res, err := parseFio(out)
-	if err != nil {
-		r.Error = err.Error()
-		return r
-	}
-	res.Group, res.Label, res.Backend, res.Workload = r.Group, r.Label, r.Backend, r.Workload
-	res.Goroutines, res.BlockSize, res.Fsync = r.Goroutines, r.BlockSize, r.Fsync
-	return res
+	return parseFio(out)
 }

@@ -27,7 +27,9 @@ import (
 //
 // The one change to what a Job means: Duration is the row's measured time
 // in all, split evenly over the rounds (it was the time of the one run).
-// A preset that measures outside runAll gets no rounds.
+// A preset that measures outside runAll gets no rounds; a measurement
+// that is not one of exec's workloads (the wal and glommio presets') is a
+// custom run named in the Job (custom.go), which runAll treats as any row.
 //
 // presets maps -preset names to what they run. Each runs its jobs through
 // suite.runAll; latency-model adds its own measurements and analysis.

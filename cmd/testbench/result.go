@@ -35,7 +35,7 @@ type Result struct {
 	Goroutines int    `json:"goroutines"`       // concurrent callers
 	BlockSize  int    `json:"block_size"`       // bytes per operation
 	Direct     bool   `json:"direct"`           // O_DIRECT was in effect
-	Fsync      string `json:"fsync"`            // none, each, end, dsync, group
+	Fsync      string `json:"fsync"`            // none, each, end, dsync, group (wal: fsync)
 	Stream     string `json:"stream,omitempty"` // diskio stream buffers: "512 KiB x 8"
 
 	IOPS        float64 `json:"iops"`             // operations per second
@@ -54,6 +54,12 @@ type Result struct {
 	// (io_uring_enter calls that did not wait, io_submit, pread/pwrite)
 	// per operation: the 2017 paper's measure. diskio only.
 	SubmitUsPerOp float64 `json:"submit_us_per_op,omitempty"`
+	// ReadBytesPerOp is what the process caused to be read from storage
+	// per operation (/proc/self/io read_bytes: a write's read of a
+	// partial page counts), ReadReqsPerOp the read requests diskio's
+	// scheduler made per operation: the wal preset's.
+	ReadBytesPerOp float64 `json:"read_bytes_per_op,omitempty"`
+	ReadReqsPerOp  float64 `json:"read_requests_per_op,omitempty"`
 	// Ratio is the median MB/s relative to the group's baseline row's
 	// (os.File unless the preset marks another), 0 when there is none.
 	Ratio float64 `json:"ratio,omitempty"`
@@ -82,18 +88,20 @@ type Result struct {
 
 // Round is one round's run of a row.
 type Round struct {
-	IOPS          float64 `json:"iops"`
-	MBPerS        float64 `json:"mb_per_s"`
-	Lat           Latency `json:"lat_us"`
-	CPUUsPerOp    float64 `json:"cpu_us_per_op"`
-	ThreadsPeak   int     `json:"os_threads_peak"`
-	AllocsPerOp   float64 `json:"allocs_per_op"`
-	SyscallsPerOp float64 `json:"syscalls_per_op"`
-	SubmitUsPerOp float64 `json:"submit_us_per_op,omitempty"`
-	Ops           int64   `json:"ops"`
-	Bytes         int64   `json:"bytes"`
-	Seconds       float64 `json:"seconds"`
-	Order         int     `json:"order"` // position of the run in its round's set of compared rows, from 0
+	IOPS           float64 `json:"iops"`
+	MBPerS         float64 `json:"mb_per_s"`
+	Lat            Latency `json:"lat_us"`
+	CPUUsPerOp     float64 `json:"cpu_us_per_op"`
+	ThreadsPeak    int     `json:"os_threads_peak"`
+	AllocsPerOp    float64 `json:"allocs_per_op"`
+	SyscallsPerOp  float64 `json:"syscalls_per_op"`
+	SubmitUsPerOp  float64 `json:"submit_us_per_op,omitempty"`
+	ReadBytesPerOp float64 `json:"read_bytes_per_op,omitempty"`
+	ReadReqsPerOp  float64 `json:"read_requests_per_op,omitempty"`
+	Ops            int64   `json:"ops"`
+	Bytes          int64   `json:"bytes"`
+	Seconds        float64 `json:"seconds"`
+	Order          int     `json:"order"` // position of the run in its round's set of compared rows, from 0
 }
 
 // Spread is how far a row's medians can be trusted: each is the interval

@@ -109,6 +109,9 @@ func (s *suite) runAll(ctx context.Context, jobs []Job) error {
 		r := results[i]
 		if !failed[i] {
 			r = aggregate(r, measured[i])
+			if c, err := customOf(rows[i].job); err == nil && !rows[i].fio && c.note != nil {
+				r.Note = c.note(r)
+			}
 		} else {
 			r.Rounds = []Round{}
 		}
@@ -130,7 +133,7 @@ func (s *suite) rows(jobs []Job) []row {
 			tmpl = i
 		}
 		last := i == len(jobs)-1 || jobs[i+1].Group != j.Group || jobs[i+1].G != j.G
-		if s.c.fio && last {
+		if s.c.fio && last && hasFio(jobs[tmpl]) {
 			rows = append(rows, row{job: jobs[tmpl], fio: true})
 		}
 	}

@@ -73,7 +73,7 @@ func pct(s Interval, center float64) string {
 func roundOf(r Result, order int) Round {
 	return Round{IOPS: r.IOPS, MBPerS: r.MBPerS, Lat: r.Lat, CPUUsPerOp: r.CPUUsPerOp, ThreadsPeak: r.ThreadsPeak,
 		AllocsPerOp: r.AllocsPerOp, SyscallsPerOp: r.SyscallsPerOp, SubmitUsPerOp: r.SubmitUsPerOp,
-		Ops: r.Ops, Bytes: r.Bytes, Seconds: r.Seconds, Order: order}
+		ReadBytesPerOp: r.ReadBytesPerOp, ReadReqsPerOp: r.ReadReqsPerOp, Ops: r.Ops, Bytes: r.Bytes, Seconds: r.Seconds, Order: order}
 }
 
 // aggregate makes a row of its rounds: r is the row's description (and
@@ -106,6 +106,8 @@ func aggregate(r Result, rounds []Round) Result {
 	r.AllocsPerOp = median(col(func(rd Round) float64 { return rd.AllocsPerOp }))
 	r.SyscallsPerOp = median(col(func(rd Round) float64 { return rd.SyscallsPerOp }))
 	r.SubmitUsPerOp = median(col(func(rd Round) float64 { return rd.SubmitUsPerOp }))
+	r.ReadBytesPerOp = median(col(func(rd Round) float64 { return rd.ReadBytesPerOp }))
+	r.ReadReqsPerOp = median(col(func(rd Round) float64 { return rd.ReadReqsPerOp }))
 	var ns float64
 	r.Ops, r.Bytes, r.Seconds = 0, 0, 0
 	for _, rd := range rounds {

@@ -78,8 +78,19 @@ func TestPresets(t *testing.T) {
 	for _, p := range presetNames {
 		t.Run(p, func(t *testing.T) {
 			args := []string{"-preset", p, "-json"}
-			if p != "default" { // the rounds are the same code for every preset; one keeps the test short
+			rounds := 2
+			switch p {
+			case "default":
+			case "wal", "glommio":
+				// Their rows are custom measurements (custom.go):
+				// two rounds show they get the statistics too.
+				args = append(args, "-fio")
+				if p == "wal" { // one record size of five: fio starts in 0.3 s
+					args = append(args, "-bs", "4k")
+				}
+			default: // the rounds are the same code for every preset; one keeps the test short
 				args = append(args, "-rounds", "1")
+				rounds = 1
 			}
 			out, stderr, err := tiny(t, args...)
 			require.NoError(t, err, stderr)
@@ -96,6 +107,12 @@ func TestPresets(t *testing.T) {
 				}
 				require.Positive(t, r.Ops, "%s/%s", r.Group, r.Label)
 				require.Positive(t, r.IOPS)
+				if p == "wal" && r.Backend == "fio" {
+					require.False(t, r.Direct, "wal: fio's psync writes are buffered")
+				}
+				if p != "cache" || !strings.HasPrefix(r.Group, "io.Copy") { // cache's io.Copy is measured once, outside runAll
+					require.Len(t, r.Rounds, rounds, "%s/%s", r.Group, r.Label)
+				}
 				if r.Backend == "fio" {
 					// fio's own process: no threads or system calls
 					// counted, and its percentiles are bucketed (p99
@@ -107,6 +124,10 @@ func TestPresets(t *testing.T) {
 				require.LessOrEqual(t, r.Lat.P99, r.Lat.Max)
 				require.Positive(t, r.ThreadsPeak)
 				require.Positive(t, r.SyscallsPerOp, "%s/%s", r.Group, r.Label)
+			}
+			if p == "wal" || p == "glommio" {
+				// fio has no group commit (its jobs would not share one log).
+				requireCompared(t, rep.Results, func(r Result) bool { return p == "glommio" || r.Goroutines == 1 })
 			}
 			if p == "latency-model" {
 				require.NotNil(t, rep.Model)
@@ -121,6 +142,39 @@ func TestPresets(t *testing.T) {
 				require.True(t, submit, "no submit time measured")
 			}
 		})
+	}
+}
+
+// requireCompared checks that every row of a custom preset was compared:
+// each set has a baseline, every other row a ratio to it with its rounds'
+// test and bounds, and (fio installed) a fio row where wantFio says so.
+func requireCompared(t *testing.T, rs []Result, wantFio func(Result) bool) {
+	t.Helper()
+	_, noFio := exec.LookPath("fio")
+	sets := map[string][]Result{}
+	for _, r := range rs {
+		sets[groupKey(r)] = append(sets[groupKey(r)], r)
+	}
+	for key, set := range sets {
+		var fio, base bool
+		for _, r := range set {
+			fio = fio || r.Backend == "fio"
+			if r.Error != "" {
+				continue
+			}
+			require.Positive(t, r.Ratio, "%s/%s: no ratio", r.Group, r.Label)
+			require.Positive(t, r.Spread.IOPS.Confidence, "%s/%s", r.Group, r.Label)
+			if r.Ratio == 1 && (r.Base || r.Backend == "os.File") {
+				base = true
+				continue
+			}
+			require.Positive(t, r.RatioP, "%s/%s: no test", r.Group, r.Label)
+			require.Positive(t, r.RatioHi, "%s/%s: no bounds", r.Group, r.Label)
+		}
+		require.True(t, base, "%q: no baseline", key)
+		if noFio == nil && wantFio(set[0]) {
+			require.True(t, fio, "%q: no fio row", key)
+		}
 	}
 }
 
@@ -294,6 +348,23 @@ func TestIsolated(t *testing.T) {
 		require.Positive(t, r.Lat.P50, r.Label)
 		require.Positive(t, r.ThreadsPeak, r.Label)
 	}
+}
+
+// A custom measurement runs in a child process too: the Job names it and
+// carries its parameters.
+func TestCustomIsolated(t *testing.T) {
+	dir := t.TempDir()
+	e := &env{dir: dir, size: 8 << 20, direct: true, fl: &files{}}
+	j := Job{Group: "wal", Label: "diskio Datasync", Backend: "diskio", RW: "append", BS: 4096, G: 1, Direct: true,
+		Fsync: "each", Limit: 1 << 20, Custom: "wal", Variant: "preallocated", Dir: dir, Duration: 50 * time.Millisecond}
+	r, _ := e.runIsolated(context.Background(), j)
+	require.Empty(t, r.Error)
+	require.Positive(t, r.Ops)
+	require.Positive(t, r.Lat.P50)
+	require.Positive(t, r.ThreadsPeak)
+	j.Custom = "nope"
+	r, _ = e.runIsolated(context.Background(), j)
+	require.Contains(t, r.Error, `unknown custom measurement "nope"`)
 }
 
 // -trace PREFIX writes the tracer's files for the diskio runs.
