@@ -437,3 +437,28 @@ func TestNowaitAfterClose(t *testing.T) {
 	require.True(t, errors.Is(err, sched.ErrClosed))
 	require.False(t, strings.Contains(err.Error(), "nowait"))
 }
+
+// TestPageCacheWriteTo: io.Copy out of a page-cache File (its WriteTo)
+// copies from the cursor to the end, in chunks larger and smaller than
+// the file, and moves the cursor to the end.
+func TestPageCacheWriteTo(t *testing.T) {
+	for _, size := range []int{0, 1000, 256 << 10, 1<<20 + 4097} {
+		path := filepath.Join(t.TempDir(), "f")
+		data := randomBytes(size, byte(size%251+1))
+		require.NoError(t, os.WriteFile(path, data, 0o644))
+		f, err := OpenFile(path, os.O_RDONLY, 0, WithDirect(PageCache))
+		require.NoError(t, err)
+		start := min(int64(size), 77)
+		_, err = f.Seek(start, io.SeekStart)
+		require.NoError(t, err)
+		var out bytes.Buffer
+		n, err := io.Copy(&out, f)
+		require.NoError(t, err)
+		require.Equal(t, int64(size)-start, n)
+		require.True(t, bytes.Equal(data[start:], out.Bytes()), "size %d", size)
+		pos, err := f.Seek(0, io.SeekCurrent)
+		require.NoError(t, err)
+		require.Equal(t, int64(size), pos)
+		require.NoError(t, f.Close())
+	}
+}

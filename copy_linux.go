@@ -53,10 +53,16 @@ func (f *File) WriteTo(w io.Writer) (int64, error) {
 		return 0, f.pathErr("read", syscall.EBADF)
 	}
 	var n int64
-	r, err := f.NewStreamReader(off, StreamOptions{BufferSize: 1 << 20, ReadAhead: 4})
-	if err == nil {
-		n, err = io.CopyBuffer(plainWriter{w}, plainReader{r}, make([]byte, 1<<20))
-		r.Close()
+	var err error
+	if f.direct {
+		var r *StreamReader
+		r, err = f.NewStreamReader(off, StreamOptions{BufferSize: 1 << 20, ReadAhead: 4})
+		if err == nil {
+			n, err = io.CopyBuffer(plainWriter{w}, plainReader{r}, make([]byte, 1<<20))
+			r.Close()
+		}
+	} else {
+		n, err = f.writeCachedTo(w, off)
 	}
 	f.mu.Lock()
 	f.pos = off + n
@@ -123,6 +129,40 @@ func (f *File) ReadFrom(r io.Reader) (int64, error) {
 	f.pos = off + done
 	f.mu.Unlock()
 	return done, err
+}
+
+// cachedChunks are WriteTo's buffers for page-cache files.
+var cachedChunks = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+
+// writeCachedTo is WriteTo for a page-cache file: reads of 256 KiB on the
+// caller's goroutine (page-cache hits cost a copy, misses go through the
+// ring, kernel read-ahead applies), each handed to w. A stream through
+// the ring would take every read, hits too, off the caller: io.Copy of a
+// hot 4 MiB file to io.Discard took 1.7x os.File's time that way.
+func (f *File) writeCachedTo(w io.Writer, off int64) (int64, error) {
+	bp := cachedChunks.Get().(*[]byte)
+	defer cachedChunks.Put(bp)
+	buf := *bp
+	var done int64
+	for {
+		n, err := f.readAt(buf, off+done)
+		if n > 0 {
+			m, werr := w.Write(buf[:n])
+			done += int64(m)
+			if werr != nil {
+				return done, werr
+			}
+			if m < n {
+				return done, io.ErrShortWrite
+			}
+		}
+		if err != nil {
+			return done, f.pathErrAt("read", off+done, len(buf), err)
+		}
+		if n < len(buf) {
+			return done, nil // end of file
+		}
+	}
 }
 
 // genericReadFrom is io.Copy's loop, hiding f's ReadFrom.

@@ -35,8 +35,9 @@ type customRun struct {
 
 // customRuns maps Job.Custom to its measurement.
 var customRuns = map[string]*customRun{
-	"wal":     walCustom,     // preset_wal.go
-	"glommio": glommioCustom, // preset_glommio.go
+	"wal":        walCustom,     // preset_wal.go
+	"glommio":    glommioCustom, // preset_glommio.go
+	"cache-copy": copyHotCustom, // preset_cache.go
 }
 
 func customOf(j Job) (*customRun, error) {

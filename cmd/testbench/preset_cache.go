@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/diskio-go/diskio"
@@ -46,115 +47,105 @@ func presetCache(ctx context.Context, s *suite) error {
 		j.Duration = 5 * time.Second
 		jobs = append(jobs, j)
 	}
-	if err := s.runAll(ctx, jobs); err != nil {
+	dir, err := os.MkdirTemp(s.e.dir, "testbench-copy-")
+	if err != nil {
 		return err
 	}
-	s.note("cache: diskio rows open the file with diskio.PageCache: a read tries preadv2(RWF_NOWAIT) on the caller's goroutine, and only what the page cache lacks goes through the scheduler")
-	return s.copyHot(ctx)
+	defer os.RemoveAll(dir)
+	for _, be := range []string{"uring", "os.File"} {
+		j := Job{Group: "io.Copy of a hot 4 MiB file to io.Discard", Label: be, Backend: be, RW: "copy", BS: copyHotSize, G: 1,
+			Fsync: "none", Custom: "cache-copy", Dir: dir, Duration: 2 * time.Second}
+		if be == "uring" {
+			j.Label = "diskio PageCache"
+		}
+		jobs = append(jobs, j)
+	}
+	s.note("cache: diskio rows open the file with diskio.PageCache: a read tries preadv2(RWF_NOWAIT) on the caller's goroutine, and only what the page cache lacks goes through the scheduler; io.Copy rows: one op is one whole copy of the file")
+	return s.runAll(ctx, jobs)
 }
 
-// copyHot measures io.Copy(io.Discard, f) of a hot 4 MiB file (io.Discard's
-// ReadFrom: a loop of 8 KiB Reads), os.File against diskio.PageCache,
-// in alternating rounds in this process.
-func (s *suite) copyHot(ctx context.Context) error {
-	const size, rounds, perRound = 4 << 20, 10, 20
-	const group = "io.Copy of a hot 4 MiB file to io.Discard"
-	f, err := s.e.fl.create(s.e.dir, "testbench-copy-*.dat")
-	if err != nil {
-		return err
-	}
-	path := f.Name()
-	defer s.e.fl.remove(path)
-	err = bench.Fill(f, size, nil)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if err := warm(path, size); err != nil {
-		return err
-	}
-	counter := &syscallCounter{}
-	sc, err := sched.New(sched.Options{Backend: sched.URing, FixedBuffers: -1, FixedFiles: -1, Tracer: counter})
-	if err != nil {
-		return err
-	}
-	defer sc.Close()
-	type side struct {
-		label, backend string
-		open           func() (io.ReadSeekCloser, error)
-		h              bench.Histogram
-		cpu            time.Duration
-		allocs         uint64
-		threads        int
-		n              int64
-		elapsed        time.Duration
-		syscalls       func() int64
-	}
-	var osReads int64 // os.File: one pread per Read
-	sides := []*side{
-		{label: "diskio PageCache", backend: "uring", open: func() (io.ReadSeekCloser, error) {
-			return diskio.OpenFile(path, os.O_RDONLY, 0, diskio.WithScheduler(sc), diskio.WithDirect(diskio.PageCache))
-		}, syscalls: counter.calls.Load},
-		{label: "os.File", backend: "os.File", open: func() (io.ReadSeekCloser, error) {
-			f, err := os.Open(path)
-			if err != nil {
-				return nil, err
-			}
-			return &countingFile{f, &osReads}, nil
-		}, syscalls: func() int64 { return osReads }},
-	}
-	done := s.e.prog.start(group, 0)
-	defer done()
-	for range rounds {
-		for _, sd := range sides {
-			r, err := sd.open()
-			if err != nil {
-				return err
-			}
-			m := bench.StartMeter()
-			for range perRound {
-				if _, err := r.Seek(0, io.SeekStart); err != nil {
-					r.Close()
-					return err
-				}
-				t0 := time.Now()
-				n, err := io.Copy(io.Discard, r)
-				if err == nil && n != size {
-					err = fmt.Errorf("io.Copy copied %d bytes of %d", n, size)
-				}
-				if err != nil {
-					r.Close()
-					return err
-				}
-				sd.h.Record(time.Since(t0))
-				sd.n++
-			}
-			u := m.Stop()
-			sd.cpu += u.CPU
-			sd.allocs += u.Allocs
-			sd.elapsed += u.Elapsed
-			sd.threads = max(sd.threads, u.PeakThreads)
-			r.Close()
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+const copyHotSize = 4 << 20
+
+// copyHotCustom is the cache preset's io.Copy row (custom.go): the file
+// is written and warmed by prepare (in the parent), so every copy is a
+// page-cache hit.
+var copyHotCustom = &customRun{prepare: copyHotPrepare, run: copyHotRun}
+
+func copyHotPath(j Job) string { return filepath.Join(j.Dir, "hot.dat") }
+
+func copyHotPrepare(_ *env, j Job) error {
+	path := copyHotPath(j)
+	if _, err := os.Stat(path); err != nil {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		err = bench.Fill(f, copyHotSize, nil)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
 		}
 	}
-	for _, sd := range sides {
-		sec := sd.elapsed.Seconds()
-		h := &sd.h
-		s.rep.Results = append(s.rep.Results, Result{Group: group, Label: sd.label, Backend: sd.backend, Workload: "copy",
-			Goroutines: 1, BlockSize: size, Fsync: "none", Base: sd.backend == "os.File",
-			IOPS: float64(sd.n) / sec, MBPerS: float64(sd.n*size) / sec / 1e6,
-			Lat: Latency{P50: us(h.Quantile(0.5)), P90: us(h.Quantile(0.9)), P99: us(h.Quantile(0.99)),
-				P999: us(h.Quantile(0.999)), Max: us(h.Max()), Mean: us(h.Mean())},
-			CPUUsPerOp: float64(sd.cpu.Nanoseconds()) / 1e3 / float64(sd.n), ThreadsPeak: sd.threads,
-			AllocsPerOp: float64(sd.allocs) / float64(sd.n), SyscallsPerOp: float64(sd.syscalls()) / float64(sd.n), Ops: sd.n, Bytes: sd.n * size, Seconds: sec,
-			Note: "in the parent process, alternating rounds; one op is one whole copy"})
-		s.hists = append(s.hists, h)
+	return warm(path, copyHotSize)
+}
+
+// copyHotRun measures io.Copy(io.Discard, f) of the hot file, over and
+// over for j.Duration (io.Discard's ReadFrom: a loop of 8 KiB Reads),
+// through diskio.PageCache or os.File.
+func copyHotRun(ctx context.Context, _ *env, j Job, r *Result, h *bench.Histogram) error {
+	path := copyHotPath(j)
+	var f io.ReadSeekCloser
+	var calls func() int64
+	if j.Backend == "os.File" {
+		var reads int64 // os.File: one pread per Read
+		of, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		f, calls = &countingFile{of, &reads}, func() int64 { return reads }
+	} else {
+		counter := &syscallCounter{}
+		sc, err := sched.New(sched.Options{Backend: sched.URing, FixedBuffers: -1, FixedFiles: -1, Tracer: counter})
+		if err != nil {
+			return err
+		}
+		defer sc.Close()
+		df, err := diskio.OpenFile(path, os.O_RDONLY, 0, diskio.WithScheduler(sc), diskio.WithDirect(diskio.PageCache))
+		if err != nil {
+			return err
+		}
+		f, calls = df, counter.calls.Load
 	}
+	defer f.Close()
+	var n int64
+	m := bench.StartMeter()
+	deadline := time.Now().Add(j.Duration)
+	for first := true; first || ctx.Err() == nil && time.Now().Before(deadline); first = false {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		c, err := io.Copy(io.Discard, f)
+		if err == nil && c != copyHotSize {
+			err = fmt.Errorf("io.Copy copied %d bytes of %d", c, copyHotSize)
+		}
+		if err != nil {
+			return err
+		}
+		h.Record(time.Since(t0))
+		n++
+	}
+	u := m.Stop()
+	sec := u.Elapsed.Seconds()
+	r.Ops, r.Bytes, r.Seconds = n, n*copyHotSize, sec
+	r.IOPS, r.MBPerS = float64(n)/sec, float64(n)*copyHotSize/sec/1e6
+	r.Lat = Latency{P50: us(h.Quantile(0.5)), P90: us(h.Quantile(0.9)), P99: us(h.Quantile(0.99)),
+		P999: us(h.Quantile(0.999)), Max: us(h.Max()), Mean: us(h.Mean())}
+	r.CPUUsPerOp = us(u.CPU) / float64(n)
+	r.ThreadsPeak, r.WorkersPeak, r.AllocsPerOp = u.PeakThreads, u.PeakWorkers, float64(u.Allocs)/float64(n)
+	r.SyscallsPerOp = float64(calls()) / float64(n)
 	return nil
 }
 

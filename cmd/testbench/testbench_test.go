@@ -110,9 +110,7 @@ func TestPresets(t *testing.T) {
 				if p == "wal" && r.Backend == "fio" {
 					require.False(t, r.Direct, "wal: fio's psync writes are buffered")
 				}
-				if p != "cache" || !strings.HasPrefix(r.Group, "io.Copy") { // cache's io.Copy is measured once, outside runAll
-					require.Len(t, r.Rounds, rounds, "%s/%s", r.Group, r.Label)
-				}
+				require.Len(t, r.Rounds, rounds, "%s/%s", r.Group, r.Label)
 				if r.Backend == "fio" {
 					// fio's own process: no threads or system calls
 					// counted, and its percentiles are bucketed (p99
