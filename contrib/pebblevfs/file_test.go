@@ -282,3 +282,45 @@ func TestWALDSync(t *testing.T) {
 	require.NotZero(t, flags(fs, "000003.log")&unix.O_DSYNC)
 	require.Zero(t, flags(fs, "000002.sst")&unix.O_DSYNC)
 }
+
+// In buffered mode every file of Pebble's is a page-cache diskio file:
+// odd writes read back at once (by the file and by another descriptor),
+// SyncTo starts write-back without claiming durability, SyncData leaves
+// the exact size, Prefetch and sequential reads go to the kernel.
+func TestBufferedMode(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	dir := t.TempDir()
+	fs := NewMode(Buffered)
+	for _, name := range []string{"000010.sst", "000011.log", "000012.blob"} {
+		path := filepath.Join(dir, name)
+		f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
+		require.NoError(t, err)
+		rf, ok := f.(*readFile)
+		require.True(t, ok, "%s: got %T", name, f)
+		require.False(t, rf.f.Direct(), "%s is O_DIRECT in buffered mode", name)
+		want := randBytes(r, 1<<20+333)
+		writeOdd(t, r, f, want)
+		got, err := os.ReadFile(path) // every Write is in the page cache
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(want, got), name)
+		full, err := f.SyncTo(int64(len(want) / 2))
+		require.NoError(t, err)
+		require.False(t, full, "SyncTo only starts write-back")
+		require.NoError(t, f.SyncData())
+		require.NoError(t, f.Close())
+		fi, err := os.Stat(path)
+		require.NoError(t, err)
+		require.EqualValues(t, len(want), fi.Size())
+
+		f, err = fs.Open(path, vfs.SequentialReadsOption)
+		require.NoError(t, err)
+		require.NoError(t, f.Prefetch(0, int64(len(want))))
+		checkReadAt(t, r, f, want)
+		require.NoError(t, f.Close())
+	}
+	m, err := ParseMode("buffered")
+	require.NoError(t, err)
+	require.Equal(t, Buffered, m)
+	_, err = ParseMode("odirect")
+	require.Error(t, err)
+}

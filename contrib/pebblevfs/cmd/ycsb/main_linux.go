@@ -1,6 +1,6 @@
 //go:build linux
 
-// Command ycsb runs YCSB workloads A, B, C and E on Pebble twice, once on
+// Command ycsb runs YCSB workloads A to F on Pebble twice, once on
 // Pebble's vfs.Default and once on diskio (contrib/pebblevfs), and prints
 // ops/s, p50/p99 latency, CPU per operation and peak OS threads side by
 // side. Each (file system, workload) phase runs in its own child process,
@@ -20,6 +20,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/diskio-go/diskio/contrib/pebblevfs"
 )
 
 type config struct {
@@ -39,6 +41,8 @@ type config struct {
 	cpuprofile  string
 	keep        bool
 	load        bool
+	mode        string
+	rounds      int
 	child       string
 }
 
@@ -51,9 +55,11 @@ func main() {
 	flag.DurationVar(&c.duration, "duration", 15*time.Second, "length of each workload phase")
 	flag.IntVar(&c.concurrency, "concurrency", 64, "goroutines issuing operations")
 	flag.Int64Var(&cacheMiB, "cache", 64, "Pebble block cache, MiB")
-	flag.Int64Var(&diskioCacheMiB, "diskio-cache", -1, "block cache for the diskio database, MiB (default: -cache)")
-	flag.StringVar(&c.workloads, "workloads", "A,B,C,E", "workloads to run, in order (A, B, C, E; U is A with uniform keys)")
-	flag.StringVar(&c.fss, "fs", "default,diskio", "file systems, alternated within each workload: default, diskio, diskio-dsync (WAL files O_DSYNC: pebblevfs.FS.WALDSync)")
+	flag.Int64Var(&diskioCacheMiB, "diskio-cache", -1, "block cache for the diskio database in direct mode, MiB (default: -cache); buffered mode keeps the page cache and gets -cache")
+	flag.StringVar(&c.workloads, "workloads", "A,B,C,D,E,F", "workloads to run, in order (A-F; U is A with uniform keys)")
+	flag.StringVar(&c.fss, "fs", "default,diskio", "file systems, alternated within each workload: default, diskio (in -mode), diskio-direct, diskio-buffered, diskio-dsync (-mode, WAL files O_DSYNC: pebblevfs.FS.WALDSync)")
+	flag.StringVar(&c.mode, "mode", "direct", "pebblevfs mode of the diskio file system: direct (Pebble's block cache is the cache) or buffered (the page cache kept)")
+	flag.IntVar(&c.rounds, "rounds", 1, "times to repeat the load and the workloads (loading afresh each round)")
 	flag.BoolVar(&c.sync, "sync", true, "commit updates and inserts with pebble.Sync (as Pebble's own ycsb does)")
 	flag.BoolVar(&c.evict, "evict", true, "drop the database's files from the page cache before each vfs.Default phase (posix_fadvise DONTNEED), so both start cold")
 	flag.StringVar(&c.backend, "backend", "", "diskio scheduler backend: uring, aio, blocking (default: automatic)")
@@ -90,9 +96,14 @@ func run(c config) error {
 	}
 	fss := strings.Split(c.fss, ",")
 	for _, fs := range fss {
-		if fs != "default" && fs != "diskio" && fs != "diskio-dsync" {
-			return fmt.Errorf("unknown -fs %q (have default, diskio, diskio-dsync)", fs)
+		switch fs {
+		case "default", "diskio", "diskio-direct", "diskio-buffered", "diskio-dsync":
+		default:
+			return fmt.Errorf("unknown -fs %q (have default, diskio, diskio-direct, diskio-buffered, diskio-dsync)", fs)
 		}
+	}
+	if _, err := pebblevfs.ParseMode(c.mode); err != nil {
+		return err
 	}
 	if c.cpuprofile != "" {
 		if err := os.MkdirAll(c.cpuprofile, 0o755); err != nil {
@@ -110,8 +121,8 @@ func run(c config) error {
 	if !c.keep {
 		defer os.RemoveAll(root)
 	}
-	fmt.Printf("records %d × %d B values, %d goroutines, %s per phase, block cache %d MiB (diskio %d MiB), sync %v, evict %v\n\n",
-		c.records, c.valueSize, c.concurrency, c.duration, c.cache>>20, c.diskioCache>>20, c.sync, c.evict)
+	fmt.Printf("records %d × %d B values, %d goroutines, %s per phase, block cache %d MiB (diskio direct %d MiB), mode %s, sync %v, evict %v\n\n",
+		c.records, c.valueSize, c.concurrency, c.duration, c.cache>>20, c.diskioCache>>20, c.mode, c.sync, c.evict)
 	var results []result
 	round := 0
 	phase := func(fs, w string) error {
@@ -125,29 +136,39 @@ func run(c config) error {
 			r.Workload, r.FS, r.OpsPerSec, r.P50, r.P99, r.CPUPerOp, r.Threads)
 		return nil
 	}
-	for _, fs := range fss {
-		if !c.load {
-			break
+	for rd := range c.rounds {
+		if c.load {
+			round++
+			order := fss
+			if rd%2 == 1 { // alternate who goes first
+				order = rotate(fss)
+			}
+			for _, fs := range order {
+				if err := phase(fs, "load"); err != nil {
+					return err
+				}
+			}
 		}
-		if err := phase(fs, "load"); err != nil {
-			return err
-		}
-	}
-	for i, w := range ws {
-		round++
-		order := fss
-		if i%2 == 1 { // alternate who goes first
-			order = []string{fss[len(fss)-1]}
-			order = append(order, fss[:len(fss)-1]...)
-		}
-		for _, fs := range order {
-			if err := phase(fs, w.name); err != nil {
-				return err
+		for i, w := range ws {
+			round++
+			order := fss
+			if (rd+i)%2 == 1 {
+				order = rotate(fss)
+			}
+			for _, fs := range order {
+				if err := phase(fs, w.name); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	printTable(results)
 	return nil
+}
+
+// rotate returns fss with its last element first.
+func rotate(fss []string) []string {
+	return append([]string{fss[len(fss)-1]}, fss[:len(fss)-1]...)
 }
 
 // child runs one phase in a new process with the same flags.
