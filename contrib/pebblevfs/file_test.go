@@ -196,31 +196,49 @@ func TestReuseForWrite(t *testing.T) {
 	require.NoError(t, f.Close())
 }
 
-// A file opened for sequential reads reads ahead in chunks and returns the
-// same bytes as the file, across chunk edges, after seeks, and at the end.
+// A file opened for sequential reads reads ahead through a stream and
+// returns the same bytes as the file, across buffer edges, after seeks
+// back, short skips forward (within the read-ahead) and long ones (a new
+// stream), and at the end; with one read in flight and with the default.
 func TestSequentialReads(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	name := filepath.Join(t.TempDir(), "000005.sst")
-	want := randBytes(r, 2*readAhead+777)
+	want := randBytes(r, 7*readAhead+777)
 	require.NoError(t, os.WriteFile(name, want, 0o644))
-	f, err := New().Open(name, vfs.SequentialReadsOption)
-	require.NoError(t, err)
-	defer f.Close()
-	off := 0
-	for off < len(want) {
-		n := min(1+r.IntN(9000), len(want)-off)
-		got := make([]byte, n)
-		m, err := f.ReadAt(got, int64(off))
+	for _, depth := range []int{1, 0} {
+		fs := New().(*FS)
+		fs.ReadAhead = depth
+		f, err := fs.Open(name, vfs.SequentialReadsOption)
 		require.NoError(t, err)
-		require.Equal(t, n, m)
-		require.True(t, bytes.Equal(want[off:off+n], got), "at %d", off)
-		off += n
+		if sf, ok := f.(*seqFile); ok {
+			wantDepth := depth
+			if depth == 0 {
+				wantDepth = DefaultReadAhead
+			}
+			require.Equal(t, wantDepth, sf.depth)
+		} else {
+			t.Logf("not a direct file here (%T): no read-ahead of ours", f)
+		}
+		off := 0
+		for off < len(want) {
+			n := min(1+r.IntN(9000), len(want)-off)
+			if r.IntN(20) == 0 { // skip forward: a little, or past the read-ahead
+				off = min(off+r.IntN(3*readAhead), len(want)-n)
+			}
+			got := make([]byte, n)
+			m, err := f.ReadAt(got, int64(off))
+			require.NoError(t, err)
+			require.Equal(t, n, m)
+			require.True(t, bytes.Equal(want[off:off+n], got), "at %d", off)
+			off += n
+		}
+		checkReadAt(t, r, f, want) // random offsets: seeks both ways
+		got := make([]byte, 10)
+		m, err := f.ReadAt(got, int64(len(want)))
+		require.Equal(t, io.EOF, err)
+		require.Zero(t, m)
+		require.NoError(t, f.Close())
 	}
-	checkReadAt(t, r, f, want) // random offsets: seeks
-	got := make([]byte, 10)
-	m, err := f.ReadAt(got, int64(len(want)))
-	require.Equal(t, io.EOF, err)
-	require.Zero(t, m)
 }
 
 // WriteAt, on a file opened read-write, writes where asked and the append

@@ -45,6 +45,11 @@ type FS struct {
 	// Mode says whether Pebble's files bypass the page cache (Direct, the
 	// zero value) or keep it (Buffered). Set it before Pebble opens a file.
 	Mode Mode
+
+	// ReadAhead is how many 256 KiB reads a direct file opened with
+	// vfs.SequentialReadsOption (compaction inputs) keeps in flight;
+	// 0 means DefaultReadAhead. Buffered files use the kernel's read-ahead.
+	ReadAhead int
 }
 
 // open opens a diskio file of the FS with its mode.
@@ -118,7 +123,7 @@ func (d *FS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
 	var file vfs.File = &readFile{f: f, dev: dev}
 	for _, o := range opts {
 		if o == vfs.SequentialReadsOption && f.Direct() {
-			file = newSeqFile(f, dev)
+			file = newSeqFile(f, dev, d.ReadAhead)
 		}
 	}
 	for _, o := range opts {

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,7 +58,7 @@ func main() {
 	flag.Int64Var(&cacheMiB, "cache", 64, "Pebble block cache, MiB")
 	flag.Int64Var(&diskioCacheMiB, "diskio-cache", -1, "block cache for the diskio database in direct mode, MiB (default: -cache); buffered mode keeps the page cache and gets -cache")
 	flag.StringVar(&c.workloads, "workloads", "A,B,C,D,E,F", "workloads to run, in order (A-F; U is A with uniform keys)")
-	flag.StringVar(&c.fss, "fs", "default,diskio", "file systems, alternated within each workload: default, diskio (in -mode), diskio-direct, diskio-buffered, diskio-dsync (-mode, WAL files O_DSYNC: pebblevfs.FS.WALDSync)")
+	flag.StringVar(&c.fss, "fs", "default,diskio", "file systems, alternated within each workload: default, or diskio with any of the suffixes -direct, -buffered (else -mode), -dsync (WAL files O_DSYNC: FS.WALDSync), -raN (N reads in flight for sequential reads: FS.ReadAhead), e.g. diskio-direct-ra1")
 	flag.StringVar(&c.mode, "mode", "direct", "pebblevfs mode of the diskio file system: direct (Pebble's block cache is the cache) or buffered (the page cache kept)")
 	flag.IntVar(&c.rounds, "rounds", 1, "times to repeat the load and the workloads (loading afresh each round)")
 	flag.BoolVar(&c.sync, "sync", true, "commit updates and inserts with pebble.Sync (as Pebble's own ycsb does)")
@@ -90,16 +91,17 @@ func main() {
 // run loads both databases, then runs each workload on each file system,
 // every phase in a child process, and prints the table.
 func run(c config) error {
-	ws, err := parseWorkloads(c.workloads)
-	if err != nil {
-		return err
+	var ws []workload
+	if c.workloads != "" {
+		var err error
+		if ws, err = parseWorkloads(c.workloads); err != nil {
+			return err
+		}
 	}
 	fss := strings.Split(c.fss, ",")
 	for _, fs := range fss {
-		switch fs {
-		case "default", "diskio", "diskio-direct", "diskio-buffered", "diskio-dsync":
-		default:
-			return fmt.Errorf("unknown -fs %q (have default, diskio, diskio-direct, diskio-buffered, diskio-dsync)", fs)
+		if _, err := parseFS(fs, pebblevfs.Direct); err != nil {
+			return err
 		}
 	}
 	if _, err := pebblevfs.ParseMode(c.mode); err != nil {
@@ -167,6 +169,44 @@ func run(c config) error {
 }
 
 // rotate returns fss with its last element first.
+// fsConfig is a diskio file system of the -fs list.
+type fsConfig struct {
+	mode      pebblevfs.Mode
+	dsync     bool
+	readAhead int
+}
+
+// parseFS parses "diskio[-direct|-buffered][-dsync][-raN]"; mode is -mode's.
+func parseFS(name string, mode pebblevfs.Mode) (fsConfig, error) {
+	parts := strings.Split(name, "-")
+	c := fsConfig{mode: mode}
+	if name == "default" {
+		return c, nil
+	}
+	if parts[0] != "diskio" {
+		return c, fmt.Errorf("unknown -fs %q: default, or diskio with suffixes -direct, -buffered, -dsync, -raN", name)
+	}
+	for _, p := range parts[1:] {
+		switch {
+		case p == "direct":
+			c.mode = pebblevfs.Direct
+		case p == "buffered":
+			c.mode = pebblevfs.Buffered
+		case p == "dsync":
+			c.dsync = true
+		case strings.HasPrefix(p, "ra"):
+			n, err := strconv.Atoi(p[2:])
+			if err != nil || n < 1 {
+				return c, fmt.Errorf("-fs %q: read-ahead %q is not a count", name, p)
+			}
+			c.readAhead = n
+		default:
+			return c, fmt.Errorf("-fs %q: unknown suffix %q (have direct, buffered, dsync, raN)", name, p)
+		}
+	}
+	return c, nil
+}
+
 func rotate(fss []string) []string {
 	return append([]string{fss[len(fss)-1]}, fss[:len(fss)-1]...)
 }

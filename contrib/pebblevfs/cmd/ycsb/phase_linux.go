@@ -63,17 +63,16 @@ func runChild(c config) error {
 		if err != nil {
 			return err
 		}
-		switch fsName {
-		case "diskio-direct":
-			mode = pebblevfs.Direct
-		case "diskio-buffered":
-			mode = pebblevfs.Buffered
+		fc, err := parseFS(fsName, mode)
+		if err != nil {
+			return err
 		}
-		if mode == pebblevfs.Buffered {
+		if fc.mode == pebblevfs.Buffered {
 			cacheSize = c.cache // the page cache is kept: compare at the same block cache
 		}
-		fs := pebblevfs.NewMode(mode, diskio.WithScheduler(s)).(*pebblevfs.FS)
-		fs.WALDSync = fsName == "diskio-dsync"
+		fs := pebblevfs.NewMode(fc.mode, diskio.WithScheduler(s)).(*pebblevfs.FS)
+		fs.WALDSync = fc.dsync
+		fs.ReadAhead = fc.readAhead
 		opts.FS = fs
 	}
 	cache := pebble.NewCache(cacheSize)
