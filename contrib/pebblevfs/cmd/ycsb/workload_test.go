@@ -4,8 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/diskio-go/diskio/contrib/pebblevfs"
 )
 
 // The zipfian generator draws rank k with probability 1/((k+1)^θ ζ(n)):
@@ -152,20 +150,5 @@ func TestInserts(t *testing.T) {
 	a.commit(10)
 	if a.latest() != 12 {
 		t.Errorf("latest = %d after all commits, want 12", a.latest())
-	}
-}
-
-func TestParseFS(t *testing.T) {
-	c, err := parseFS("diskio-buffered-dsync-ra3", pebblevfs.Direct)
-	if err != nil || c.mode != pebblevfs.Buffered || !c.dsync || c.readAhead != 3 {
-		t.Errorf("diskio-buffered-dsync-ra3: %+v, %v", c, err)
-	}
-	if c, _ := parseFS("diskio", pebblevfs.Buffered); c.mode != pebblevfs.Buffered {
-		t.Errorf("diskio does not take -mode: %+v", c)
-	}
-	for _, bad := range []string{"os", "diskio-ra", "diskio-ra0", "diskio-fast"} {
-		if _, err := parseFS(bad, pebblevfs.Direct); err == nil {
-			t.Errorf("-fs %s accepted", bad)
-		}
 	}
 }
