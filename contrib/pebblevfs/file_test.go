@@ -301,10 +301,11 @@ func TestWALDSync(t *testing.T) {
 	require.Zero(t, flags(fs, "000002.sst")&unix.O_DSYNC)
 }
 
-// In buffered mode every file of Pebble's is a page-cache diskio file:
-// odd writes read back at once (by the file and by another descriptor),
-// SyncTo starts write-back without claiming durability, SyncData leaves
-// the exact size, Prefetch and sequential reads go to the kernel.
+// In buffered mode every file of Pebble's is a page-cache diskio file.
+// WAL writes reach the file at once (visible to another descriptor); data
+// files gather writes of odd sizes and read back, Stat and sync exactly.
+// SyncTo starts write-back without claiming durability; Prefetch and
+// sequential reads go to the kernel.
 func TestBufferedMode(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	dir := t.TempDir()
@@ -313,22 +314,48 @@ func TestBufferedMode(t *testing.T) {
 		path := filepath.Join(dir, name)
 		f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
 		require.NoError(t, err)
-		rf, ok := f.(*readFile)
-		require.True(t, ok, "%s: got %T", name, f)
+		var rf *readFile
+		switch f := f.(type) {
+		case *readFile:
+			rf = f
+			require.Equal(t, wal, kindOf(name), "%s written through", name)
+		case *gatherFile:
+			rf = &f.readFile
+			require.Equal(t, data, kindOf(name), "%s gathered", name)
+		default:
+			t.Fatalf("%s: got %T", name, f)
+		}
 		require.False(t, rf.f.Direct(), "%s is O_DIRECT in buffered mode", name)
 		want := randBytes(r, 1<<20+333)
-		writeOdd(t, r, f, want)
-		got, err := os.ReadFile(path) // every Write is in the page cache
-		require.NoError(t, err)
-		require.True(t, bytes.Equal(want, got), name)
+		if kindOf(name) == wal {
+			writeOdd(t, r, f, want)
+			got, err := os.ReadFile(path) // every Write is in the page cache
+			require.NoError(t, err)
+			require.True(t, bytes.Equal(want, got), name)
+		} else {
+			for done := 0; done < len(want); { // without a Stat between: gathered
+				n := min(len(want)-done, 1+r.IntN(9000))
+				if r.IntN(50) == 0 {
+					n = min(len(want)-done, writeBuffer+r.IntN(1000)) // larger than the buffer
+				}
+				m, err := f.Write(want[done : done+n])
+				require.NoError(t, err)
+				require.Equal(t, n, m)
+				done += n
+			}
+			checkReadAt(t, r, f, want) // reads what was gathered
+			st, err := f.Stat()
+			require.NoError(t, err)
+			require.EqualValues(t, len(want), st.Size())
+		}
 		full, err := f.SyncTo(int64(len(want) / 2))
 		require.NoError(t, err)
 		require.False(t, full, "SyncTo only starts write-back")
 		require.NoError(t, f.SyncData())
 		require.NoError(t, f.Close())
-		fi, err := os.Stat(path)
+		got, err := os.ReadFile(path)
 		require.NoError(t, err)
-		require.EqualValues(t, len(want), fi.Size())
+		require.True(t, bytes.Equal(want, got), name)
 
 		f, err = fs.Open(path, vfs.SequentialReadsOption)
 		require.NoError(t, err)
