@@ -31,15 +31,38 @@
 //     vfs.Default does: Pebble finds an sstable's footer at the file's end,
 //     so preallocation must not change the size (diskio's File.Preallocate
 //     grows the file, hence not used).
-//   - Prefetch: readahead(2) fills the page cache, which O_DIRECT reads
-//     bypass, so on a direct file it does nothing (reading the range into
-//     slots of our own was measured and made YCSB E slower: it doubled
-//     the bytes read). A file opened with
+//   - Prefetch → diskio's File.Prefetch (readahead(2)): on a direct file
+//     it does nothing, since O_DIRECT reads bypass the page cache (reading
+//     the range into slots of our own was measured and made YCSB E slower:
+//     it doubled the bytes read). A direct file opened with
 //     vfs.SequentialReadsOption (compactions, and iterators past Pebble's
 //     readahead threshold, which then rely on the kernel's read-ahead)
-//     reads in 256 KiB aligned chunks with the next chunk read in the
-//     background.
+//     reads through a diskio StreamReader instead: FS.ReadAhead reads of
+//     256 KiB in flight (default 4), in the scheduler's registered memory.
 //   - Fd: the descriptor diskio does its I/O on.
+//
+// # Two modes
+//
+// Direct (New, or NewMode(Direct, …)): the files are O_DIRECT and Pebble's
+// block cache is the only cache, so the user sizes it
+// (pebble.Options.Cache) to the memory the database may use, as the page
+// cache would otherwise take it. Choose it for a process that owns its
+// memory: block-cache hits cost no system call, the disk sees only
+// Pebble's misses, nothing is cached twice, and no thread ever blocks on
+// the disk.
+//
+// Buffered (NewMode(Buffered, …)): the files are diskio.PageCache files.
+// Reads the page cache holds are copied on the caller's goroutine
+// (preadv2 RWF_NOWAIT) and only misses go to the scheduler; writes land in
+// the page cache; Prefetch is readahead(2), SequentialReadsOption the
+// kernel's sequential read-ahead, and SyncTo starts write-back
+// (sync_file_range SYNC_FILE_RANGE_WRITE) as vfs.Default does. Choose it to
+// replace vfs.Default without enlarging the block cache: the page cache
+// keeps serving what the block cache misses. In this mode the write path
+// of Direct (aligned buffers, padding) is not used: a WAL Write is a
+// diskio File write at the file's offset, and data files gather their
+// writes into 256 KiB before writing them (one request instead of 64 of
+// Pebble's 4 KiB ones); reads, Stat and syncs write what is gathered first.
 //
 // On systems other than Linux diskio is os.File, and New returns
 // vfs.Default.

@@ -196,31 +196,49 @@ func TestReuseForWrite(t *testing.T) {
 	require.NoError(t, f.Close())
 }
 
-// A file opened for sequential reads reads ahead in chunks and returns the
-// same bytes as the file, across chunk edges, after seeks, and at the end.
+// A file opened for sequential reads reads ahead through a stream and
+// returns the same bytes as the file, across buffer edges, after seeks
+// back, short skips forward (within the read-ahead) and long ones (a new
+// stream), and at the end; with one read in flight and with the default.
 func TestSequentialReads(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	name := filepath.Join(t.TempDir(), "000005.sst")
-	want := randBytes(r, 2*readAhead+777)
+	want := randBytes(r, 7*readAhead+777)
 	require.NoError(t, os.WriteFile(name, want, 0o644))
-	f, err := New().Open(name, vfs.SequentialReadsOption)
-	require.NoError(t, err)
-	defer f.Close()
-	off := 0
-	for off < len(want) {
-		n := min(1+r.IntN(9000), len(want)-off)
-		got := make([]byte, n)
-		m, err := f.ReadAt(got, int64(off))
+	for _, depth := range []int{1, 0} {
+		fs := New().(*FS)
+		fs.ReadAhead = depth
+		f, err := fs.Open(name, vfs.SequentialReadsOption)
 		require.NoError(t, err)
-		require.Equal(t, n, m)
-		require.True(t, bytes.Equal(want[off:off+n], got), "at %d", off)
-		off += n
+		if sf, ok := f.(*seqFile); ok {
+			wantDepth := depth
+			if depth == 0 {
+				wantDepth = DefaultReadAhead
+			}
+			require.Equal(t, wantDepth, sf.depth)
+		} else {
+			t.Logf("not a direct file here (%T): no read-ahead of ours", f)
+		}
+		off := 0
+		for off < len(want) {
+			n := min(1+r.IntN(9000), len(want)-off)
+			if r.IntN(20) == 0 { // skip forward: a little, or past the read-ahead
+				off = min(off+r.IntN(3*readAhead), len(want)-n)
+			}
+			got := make([]byte, n)
+			m, err := f.ReadAt(got, int64(off))
+			require.NoError(t, err)
+			require.Equal(t, n, m)
+			require.True(t, bytes.Equal(want[off:off+n], got), "at %d", off)
+			off += n
+		}
+		checkReadAt(t, r, f, want) // random offsets: seeks both ways
+		got := make([]byte, 10)
+		m, err := f.ReadAt(got, int64(len(want)))
+		require.Equal(t, io.EOF, err)
+		require.Zero(t, m)
+		require.NoError(t, f.Close())
 	}
-	checkReadAt(t, r, f, want) // random offsets: seeks
-	got := make([]byte, 10)
-	m, err := f.ReadAt(got, int64(len(want)))
-	require.Equal(t, io.EOF, err)
-	require.Zero(t, m)
 }
 
 // WriteAt, on a file opened read-write, writes where asked and the append
@@ -281,4 +299,73 @@ func TestWALDSync(t *testing.T) {
 	fs.(*FS).WALDSync = true
 	require.NotZero(t, flags(fs, "000003.log")&unix.O_DSYNC)
 	require.Zero(t, flags(fs, "000002.sst")&unix.O_DSYNC)
+}
+
+// In buffered mode every file of Pebble's is a page-cache diskio file.
+// WAL writes reach the file at once (visible to another descriptor); data
+// files gather writes of odd sizes and read back, Stat and sync exactly.
+// SyncTo starts write-back without claiming durability; Prefetch and
+// sequential reads go to the kernel.
+func TestBufferedMode(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	dir := t.TempDir()
+	fs := NewMode(Buffered)
+	for _, name := range []string{"000010.sst", "000011.log", "000012.blob"} {
+		path := filepath.Join(dir, name)
+		f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
+		require.NoError(t, err)
+		var rf *readFile
+		switch f := f.(type) {
+		case *readFile:
+			rf = f
+			require.Equal(t, wal, kindOf(name), "%s written through", name)
+		case *gatherFile:
+			rf = &f.readFile
+			require.Equal(t, data, kindOf(name), "%s gathered", name)
+		default:
+			t.Fatalf("%s: got %T", name, f)
+		}
+		require.False(t, rf.f.Direct(), "%s is O_DIRECT in buffered mode", name)
+		want := randBytes(r, 1<<20+333)
+		if kindOf(name) == wal {
+			writeOdd(t, r, f, want)
+			got, err := os.ReadFile(path) // every Write is in the page cache
+			require.NoError(t, err)
+			require.True(t, bytes.Equal(want, got), name)
+		} else {
+			for done := 0; done < len(want); { // without a Stat between: gathered
+				n := min(len(want)-done, 1+r.IntN(9000))
+				if r.IntN(50) == 0 {
+					n = min(len(want)-done, writeBuffer+r.IntN(1000)) // larger than the buffer
+				}
+				m, err := f.Write(want[done : done+n])
+				require.NoError(t, err)
+				require.Equal(t, n, m)
+				done += n
+			}
+			checkReadAt(t, r, f, want) // reads what was gathered
+			st, err := f.Stat()
+			require.NoError(t, err)
+			require.EqualValues(t, len(want), st.Size())
+		}
+		full, err := f.SyncTo(int64(len(want) / 2))
+		require.NoError(t, err)
+		require.False(t, full, "SyncTo only starts write-back")
+		require.NoError(t, f.SyncData())
+		require.NoError(t, f.Close())
+		got, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(want, got), name)
+
+		f, err = fs.Open(path, vfs.SequentialReadsOption)
+		require.NoError(t, err)
+		require.NoError(t, f.Prefetch(0, int64(len(want))))
+		checkReadAt(t, r, f, want)
+		require.NoError(t, f.Close())
+	}
+	m, err := ParseMode("buffered")
+	require.NoError(t, err)
+	require.Equal(t, Buffered, m)
+	_, err = ParseMode("odirect")
+	require.Error(t, err)
 }

@@ -22,6 +22,11 @@ func New(opts ...diskio.Option) vfs.FS {
 	return &FS{FS: vfs.Default, opts: opts}
 }
 
+// NewMode is New with the mode chosen: Direct (New's) or Buffered.
+func NewMode(m Mode, opts ...diskio.Option) vfs.FS {
+	return &FS{FS: vfs.Default, opts: opts, Mode: m}
+}
+
 // FS is the vfs.FS New returns. Methods it does not override are
 // vfs.Default's.
 type FS struct {
@@ -36,6 +41,24 @@ type FS struct {
 	// (synced updates) within the run-to-run noise, and a 0.68x load
 	// (NoSync commits), whose WAL writes all became durable writes.
 	WALDSync bool
+
+	// Mode says whether Pebble's files bypass the page cache (Direct, the
+	// zero value) or keep it (Buffered). Set it before Pebble opens a file.
+	Mode Mode
+
+	// ReadAhead is how many 256 KiB reads a direct file opened with
+	// vfs.SequentialReadsOption (compaction inputs) keeps in flight;
+	// 0 means DefaultReadAhead. Buffered files use the kernel's read-ahead.
+	ReadAhead int
+}
+
+// open opens a diskio file of the FS with its mode.
+func (d *FS) open(name string, flag int, perm os.FileMode) (*diskio.File, error) {
+	opts := d.opts
+	if d.Mode == Buffered {
+		opts = append(opts[:len(opts):len(opts)], diskio.WithDirect(diskio.PageCache))
+	}
+	return diskio.OpenFile(name, flag, perm, opts...)
 }
 
 var _ vfs.FS = (*FS)(nil)
@@ -67,12 +90,12 @@ func (d *FS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, erro
 		return d.FS.Create(name, category)
 	}
 	flag := os.O_RDWR | os.O_CREATE | os.O_EXCL | d.extra(k)
-	f, err := diskio.OpenFile(name, flag, 0o666, d.opts...)
+	f, err := d.open(name, flag, 0o666)
 	for errors.Is(err, fs.ErrExist) {
 		if rerr := os.Remove(name); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 			return nil, rerr
 		}
-		f, err = diskio.OpenFile(name, flag, 0o666, d.opts...)
+		f, err = d.open(name, flag, 0o666)
 	}
 	if err != nil {
 		return nil, err
@@ -88,7 +111,7 @@ func (d *FS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
 	if kindOf(name) == other {
 		return d.FS.Open(name, opts...)
 	}
-	f, err := diskio.OpenFile(name, os.O_RDONLY, 0, d.opts...)
+	f, err := d.open(name, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +123,7 @@ func (d *FS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
 	var file vfs.File = &readFile{f: f, dev: dev}
 	for _, o := range opts {
 		if o == vfs.SequentialReadsOption && f.Direct() {
-			file = newSeqFile(f, dev)
+			file = newSeqFile(f, dev, d.ReadAhead)
 		}
 	}
 	for _, o := range opts {
@@ -115,7 +138,7 @@ func (d *FS) OpenReadWrite(name string, category vfs.DiskWriteCategory, opts ...
 	if k == other {
 		return d.FS.OpenReadWrite(name, category, opts...)
 	}
-	f, err := diskio.OpenFile(name, os.O_RDWR|os.O_CREATE|d.extra(k), 0o666, d.opts...)
+	f, err := d.open(name, os.O_RDWR|os.O_CREATE|d.extra(k), 0o666)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +163,7 @@ func (d *FS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCatego
 	if err := os.Rename(oldname, newname); err != nil {
 		return nil, err
 	}
-	f, err := diskio.OpenFile(newname, os.O_RDWR|os.O_CREATE|d.extra(k), 0o666, d.opts...)
+	f, err := d.open(newname, os.O_RDWR|os.O_CREATE|d.extra(k), 0o666)
 	if err != nil {
 		return nil, err
 	}

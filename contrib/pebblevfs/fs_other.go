@@ -11,3 +11,6 @@ import (
 // New returns vfs.Default: outside Linux a diskio File is an os.File, and
 // Pebble's own FS already does with it everything this package would.
 func New(opts ...diskio.Option) vfs.FS { return vfs.Default }
+
+// NewMode returns vfs.Default, as New does.
+func NewMode(m Mode, opts ...diskio.Option) vfs.FS { return vfs.Default }

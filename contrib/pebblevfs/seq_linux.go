@@ -12,37 +12,40 @@ import (
 	"github.com/diskio-go/diskio"
 )
 
-// readAhead is the chunk a sequential reader reads at a time, and
-// how far ahead it reads: Pebble's own readahead tops out at 256 KiB too.
+// readAhead is the size of one read of a sequential reader: Pebble's own
+// readahead tops out at 256 KiB too.
 const readAhead = 256 << 10
+
+// DefaultReadAhead is how many readAhead-sized reads a direct file opened
+// for sequential reads keeps in flight when FS.ReadAhead is 0.
+const DefaultReadAhead = 4
 
 var errUnsupported = errors.New("pebblevfs: Read on a file opened for writing")
 
-// seqFile is a direct file opened for sequential reading. Without the page
-// cache there is no kernel read-ahead, so it does its own: ReadAt is served
-// from an aligned 256 KiB chunk, and while the caller consumes it the next
-// chunk is read in the background. Reads that leave the current or next
-// chunk (a seek) start over there; reads of a chunk or more go straight
+// seqFile is a direct file opened for sequential reading (compaction
+// inputs; iterators past Pebble's readahead threshold). Without the page
+// cache there is no kernel read-ahead, so it reads through a diskio
+// StreamReader: depth reads of 256 KiB in flight, in the scheduler's
+// registered memory, submitted together. ReadAt copies from the buffer the
+// stream returned; a read behind it or past what is already in flight
+// (a seek) starts a new stream there. Reads of 256 KiB or more go straight
 // to the file.
 type seqFile struct {
 	readFile
+	depth int
 
-	mu    sync.Mutex
-	cur   chunk
-	next  *chunk // being read in the background, or nil
-	spare []byte
+	mu     sync.Mutex
+	sr     *diskio.StreamReader // nil until the first read, and after a seek's failure
+	srOff  int64                // file offset of the next byte sr returns
+	cur    *diskio.Buffer       // the buffer being copied from, or nil
+	curOff int64                // file offset of cur.Bytes()[0]
 }
 
-type chunk struct {
-	buf  []byte // aligned, len readAhead
-	off  int64
-	n    int // bytes read; n < readAhead at end of file
-	err  error
-	done chan struct{}
-}
-
-func newSeqFile(f *diskio.File, dev vfs.DeviceID) *seqFile {
-	return &seqFile{readFile: readFile{f: f, dev: dev}, cur: chunk{off: -1}}
+func newSeqFile(f *diskio.File, dev vfs.DeviceID, depth int) *seqFile {
+	if depth <= 0 {
+		depth = DefaultReadAhead
+	}
+	return &seqFile{readFile: readFile{f: f, dev: dev}, depth: depth}
 }
 
 // ReadAt returns len(p) bytes at off, or fewer with io.EOF at end of file.
@@ -55,73 +58,69 @@ func (s *seqFile) ReadAt(p []byte, off int64) (int, error) {
 	done := 0
 	for done < len(p) {
 		at := off + int64(done)
-		if s.cur.off < 0 || at < s.cur.off || at >= s.cur.off+int64(s.cur.n) {
-			if err := s.load(at); err != nil {
-				return done, err
-			}
-			if at >= s.cur.off+int64(s.cur.n) {
-				return done, io.EOF
-			}
+		if s.cur != nil && at >= s.curOff && at < s.curOff+int64(len(s.cur.Bytes())) {
+			done += copy(p[done:], s.cur.Bytes()[at-s.curOff:])
+			continue
 		}
-		done += copy(p[done:], s.cur.buf[at-s.cur.off:s.cur.n])
+		if err := s.advance(at); err != nil {
+			return done, err
+		}
 	}
 	return done, nil
 }
 
-// load makes cur the chunk holding at: the one read ahead if it is, else
-// a synchronous read; then it starts reading the chunk after it.
-func (s *seqFile) load(at int64) error {
-	start := at - at%readAhead
-	if s.next != nil {
-		<-s.next.done
-		if s.next.off == start {
-			s.spare, s.cur = s.cur.buf, *s.next
-			s.next = nil
-		} else {
-			s.spare = s.next.buf
-			s.next = nil
+// advance makes cur a buffer that holds at, or returns io.EOF if the file
+// ends before at.
+func (s *seqFile) advance(at int64) error {
+	s.release()
+	// Already in flight (or next): read on. Else start over at at's block.
+	if s.sr == nil || at < s.srOff || at >= s.srOff+int64(s.depth+1)*readAhead {
+		if s.sr != nil {
+			s.sr.Close()
+			s.sr = nil
 		}
-	}
-	if s.cur.off != start {
-		buf := s.cur.buf
-		if buf == nil {
-			buf = alignedBuf(readAhead, unit)
-		}
-		n, err := readFull(s.f, buf, start)
-		s.cur = chunk{buf: buf, off: start, n: n}
+		start := at - at%unit
+		sr, err := s.f.NewStreamReader(start, diskio.StreamOptions{BufferSize: readAhead, ReadAhead: s.depth})
 		if err != nil {
-			s.cur.off = -1
 			return err
 		}
+		s.sr, s.srOff = sr, start
 	}
-	if s.cur.err != nil {
-		err := s.cur.err
-		s.cur.off = -1
-		return err
-	}
-	if s.cur.n == readAhead {
-		buf := s.spare
-		if buf == nil {
-			buf = alignedBuf(readAhead, unit)
+	for {
+		b, err := s.sr.NextBuffer()
+		if err != nil {
+			s.sr.Close()
+			s.sr = nil
+			return err // io.EOF at the end
 		}
-		s.spare = nil
-		c := &chunk{buf: buf, off: start + readAhead, done: make(chan struct{})}
-		s.next = c
-		go func() {
-			c.n, c.err = readFull(s.f, c.buf, c.off)
-			close(c.done)
-		}()
+		off := s.srOff
+		s.srOff += int64(len(b.Bytes()))
+		if at < s.srOff {
+			s.cur, s.curOff = b, off
+			return nil
+		}
+		b.Release() // skipped over by a short seek forward
 	}
-	return nil
 }
 
-// Close waits for the read ahead before closing the file.
+func (s *seqFile) release() {
+	if s.cur != nil {
+		s.cur.Release()
+		s.cur = nil
+	}
+}
+
+// Close stops the read-ahead (waiting for the reads in flight) and closes
+// the file.
 func (s *seqFile) Close() error {
 	s.mu.Lock()
-	if s.next != nil {
-		<-s.next.done
-		s.next = nil
+	s.release()
+	if s.sr != nil {
+		s.sr.Close()
+		s.sr = nil
 	}
 	s.mu.Unlock()
 	return s.f.Close()
 }
+
+var _ io.ReaderAt = (*seqFile)(nil)

@@ -63,8 +63,11 @@ func newWriteFile(f *diskio.File, through, dsync bool) (vfs.File, error) {
 		f.Close()
 		return nil, err
 	}
-	if !f.Direct() {
-		return &readFile{f: f, dev: dev}, nil // buffered: the kernel aligns nothing
+	if !f.Direct() { // buffered: the kernel aligns nothing
+		if through {
+			return &readFile{f: f, dev: dev}, nil
+		}
+		return &gatherFile{readFile: readFile{f: f, dev: dev}, buf: make([]byte, 0, writeBuffer)}, nil
 	}
 	fi, err := f.Stat()
 	if err != nil {

@@ -1,6 +1,6 @@
 //go:build linux
 
-// Command ycsb runs YCSB workloads A, B, C and E on Pebble twice, once on
+// Command ycsb runs YCSB workloads A to F on Pebble twice, once on
 // Pebble's vfs.Default and once on diskio (contrib/pebblevfs), and prints
 // ops/s, p50/p99 latency, CPU per operation and peak OS threads side by
 // side. Each (file system, workload) phase runs in its own child process,
@@ -18,8 +18,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/diskio-go/diskio/contrib/pebblevfs"
 )
 
 type config struct {
@@ -39,6 +42,8 @@ type config struct {
 	cpuprofile  string
 	keep        bool
 	load        bool
+	mode        string
+	rounds      int
 	child       string
 }
 
@@ -51,9 +56,11 @@ func main() {
 	flag.DurationVar(&c.duration, "duration", 15*time.Second, "length of each workload phase")
 	flag.IntVar(&c.concurrency, "concurrency", 64, "goroutines issuing operations")
 	flag.Int64Var(&cacheMiB, "cache", 64, "Pebble block cache, MiB")
-	flag.Int64Var(&diskioCacheMiB, "diskio-cache", -1, "block cache for the diskio database, MiB (default: -cache)")
-	flag.StringVar(&c.workloads, "workloads", "A,B,C,E", "workloads to run, in order (A, B, C, E; U is A with uniform keys)")
-	flag.StringVar(&c.fss, "fs", "default,diskio", "file systems, alternated within each workload: default, diskio, diskio-dsync (WAL files O_DSYNC: pebblevfs.FS.WALDSync)")
+	flag.Int64Var(&diskioCacheMiB, "diskio-cache", -1, "block cache for the diskio database in direct mode, MiB (default: -cache); buffered mode keeps the page cache and gets -cache")
+	flag.StringVar(&c.workloads, "workloads", "A,B,C,D,E,F", "workloads to run, in order (A-F; U is A with uniform keys)")
+	flag.StringVar(&c.fss, "fs", "default,diskio", "file systems, alternated within each workload: default, or diskio with any of the suffixes -direct, -buffered (else -mode), -dsync (WAL files O_DSYNC: FS.WALDSync), -raN (N reads in flight for sequential reads: FS.ReadAhead), e.g. diskio-direct-ra1")
+	flag.StringVar(&c.mode, "mode", "direct", "pebblevfs mode of the diskio file system: direct (Pebble's block cache is the cache) or buffered (the page cache kept)")
+	flag.IntVar(&c.rounds, "rounds", 1, "times to repeat the load and the workloads (loading afresh each round)")
 	flag.BoolVar(&c.sync, "sync", true, "commit updates and inserts with pebble.Sync (as Pebble's own ycsb does)")
 	flag.BoolVar(&c.evict, "evict", true, "drop the database's files from the page cache before each vfs.Default phase (posix_fadvise DONTNEED), so both start cold")
 	flag.StringVar(&c.backend, "backend", "", "diskio scheduler backend: uring, aio, blocking (default: automatic)")
@@ -84,15 +91,21 @@ func main() {
 // run loads both databases, then runs each workload on each file system,
 // every phase in a child process, and prints the table.
 func run(c config) error {
-	ws, err := parseWorkloads(c.workloads)
-	if err != nil {
-		return err
+	var ws []workload
+	if c.workloads != "" {
+		var err error
+		if ws, err = parseWorkloads(c.workloads); err != nil {
+			return err
+		}
 	}
 	fss := strings.Split(c.fss, ",")
 	for _, fs := range fss {
-		if fs != "default" && fs != "diskio" && fs != "diskio-dsync" {
-			return fmt.Errorf("unknown -fs %q (have default, diskio, diskio-dsync)", fs)
+		if _, err := parseFS(fs, pebblevfs.Direct); err != nil {
+			return err
 		}
+	}
+	if _, err := pebblevfs.ParseMode(c.mode); err != nil {
+		return err
 	}
 	if c.cpuprofile != "" {
 		if err := os.MkdirAll(c.cpuprofile, 0o755); err != nil {
@@ -110,8 +123,8 @@ func run(c config) error {
 	if !c.keep {
 		defer os.RemoveAll(root)
 	}
-	fmt.Printf("records %d × %d B values, %d goroutines, %s per phase, block cache %d MiB (diskio %d MiB), sync %v, evict %v\n\n",
-		c.records, c.valueSize, c.concurrency, c.duration, c.cache>>20, c.diskioCache>>20, c.sync, c.evict)
+	fmt.Printf("records %d × %d B values, %d goroutines, %s per phase, block cache %d MiB (diskio direct %d MiB), mode %s, sync %v, evict %v\n\n",
+		c.records, c.valueSize, c.concurrency, c.duration, c.cache>>20, c.diskioCache>>20, c.mode, c.sync, c.evict)
 	var results []result
 	round := 0
 	phase := func(fs, w string) error {
@@ -125,29 +138,77 @@ func run(c config) error {
 			r.Workload, r.FS, r.OpsPerSec, r.P50, r.P99, r.CPUPerOp, r.Threads)
 		return nil
 	}
-	for _, fs := range fss {
-		if !c.load {
-			break
+	for rd := range c.rounds {
+		if c.load {
+			round++
+			order := fss
+			if rd%2 == 1 { // alternate who goes first
+				order = rotate(fss)
+			}
+			for _, fs := range order {
+				if err := phase(fs, "load"); err != nil {
+					return err
+				}
+			}
 		}
-		if err := phase(fs, "load"); err != nil {
-			return err
-		}
-	}
-	for i, w := range ws {
-		round++
-		order := fss
-		if i%2 == 1 { // alternate who goes first
-			order = []string{fss[len(fss)-1]}
-			order = append(order, fss[:len(fss)-1]...)
-		}
-		for _, fs := range order {
-			if err := phase(fs, w.name); err != nil {
-				return err
+		for i, w := range ws {
+			round++
+			order := fss
+			if (rd+i)%2 == 1 {
+				order = rotate(fss)
+			}
+			for _, fs := range order {
+				if err := phase(fs, w.name); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	printTable(results)
 	return nil
+}
+
+// rotate returns fss with its last element first.
+// fsConfig is a diskio file system of the -fs list.
+type fsConfig struct {
+	mode      pebblevfs.Mode
+	dsync     bool
+	readAhead int
+}
+
+// parseFS parses "diskio[-direct|-buffered][-dsync][-raN]"; mode is -mode's.
+func parseFS(name string, mode pebblevfs.Mode) (fsConfig, error) {
+	parts := strings.Split(name, "-")
+	c := fsConfig{mode: mode}
+	if name == "default" {
+		return c, nil
+	}
+	if parts[0] != "diskio" {
+		return c, fmt.Errorf("unknown -fs %q: default, or diskio with suffixes -direct, -buffered, -dsync, -raN", name)
+	}
+	for _, p := range parts[1:] {
+		switch {
+		case p == "direct":
+			c.mode = pebblevfs.Direct
+		case p == "buffered":
+			c.mode = pebblevfs.Buffered
+		case p == "dsync":
+			c.dsync = true
+		case strings.HasPrefix(p, "ra"):
+			n, err := strconv.Atoi(p[2:])
+			if err != nil || n < 1 {
+				return c, fmt.Errorf("-fs %q: read-ahead %q is not a count", name, p)
+			}
+			c.readAhead = n
+		default:
+			return c, fmt.Errorf("-fs %q: unknown suffix %q (have direct, buffered, dsync, raN)", name, p)
+		}
+	}
+	return c, nil
+}
+
+func rotate(fss []string) []string {
+	return append([]string{fss[len(fss)-1]}, fss[:len(fss)-1]...)
 }
 
 // child runs one phase in a new process with the same flags.

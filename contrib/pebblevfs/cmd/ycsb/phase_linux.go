@@ -59,8 +59,20 @@ func runChild(c config) error {
 			return err
 		}
 		defer s.Close()
-		fs := pebblevfs.New(diskio.WithScheduler(s)).(*pebblevfs.FS)
-		fs.WALDSync = fsName == "diskio-dsync"
+		mode, err := pebblevfs.ParseMode(c.mode)
+		if err != nil {
+			return err
+		}
+		fc, err := parseFS(fsName, mode)
+		if err != nil {
+			return err
+		}
+		if fc.mode == pebblevfs.Buffered {
+			cacheSize = c.cache // the page cache is kept: compare at the same block cache
+		}
+		fs := pebblevfs.NewMode(fc.mode, diskio.WithScheduler(s)).(*pebblevfs.FS)
+		fs.WALDSync = fc.dsync
+		fs.ReadAhead = fc.readAhead
 		opts.FS = fs
 	}
 	cache := pebble.NewCache(cacheSize)
@@ -217,7 +229,7 @@ func runWorkload(c config, db *pebble.DB, w workload) (*hdrhistogram.Histogram, 
 	if c.sync {
 		wopt = pebble.Sync
 	}
-	var inserted atomic.Uint64
+	ins := newInserts(c.records)
 	deadline := time.Now().Add(c.duration)
 	hists := make([]*hdrhistogram.Histogram, c.concurrency)
 	counts := make([]int64, c.concurrency)
@@ -235,13 +247,27 @@ func runWorkload(c config, db *pebble.DB, w workload) (*hdrhistogram.Histogram, 
 					return
 				}
 				t0 := time.Now()
+				rec := func() uint64 {
+					if w.latest {
+						return z.latest(r, ins.latest())
+					}
+					return z.record(r, w.requestDistZipfian)
+				}
 				switch w.pick(r) {
 				case opRead:
-					err = read(db, key(z.record(r, w.requestDistZipfian)))
+					err = read(db, key(rec()))
 				case opUpdate:
-					err = db.Set(key(z.record(r, w.requestDistZipfian)), value(r, c.valueSize), wopt)
+					err = db.Set(key(rec()), value(r, c.valueSize), wopt)
+				case opRMW:
+					k := key(rec())
+					if err = read(db, k); err == nil {
+						err = db.Set(k, value(r, c.valueSize), wopt)
+					}
 				case opInsert:
-					err = db.Set(key(c.records+inserted.Add(1)), value(r, c.valueSize), wopt)
+					n := ins.take()
+					if err = db.Set(key(n), value(r, c.valueSize), wopt); err == nil {
+						ins.commit(n)
+					}
 				case opScan:
 					err = scan(db, key(z.record(r, w.requestDistZipfian)), 1+r.IntN(w.maxScan))
 				}

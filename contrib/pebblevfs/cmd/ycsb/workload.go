@@ -7,23 +7,27 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // workload is one of YCSB's core workloads: the mix of operations and how
 // keys are chosen (Cooper et al., "Benchmarking Cloud Serving Systems with
 // YCSB", SoCC 2010, and YCSB's workloads/workload[a-f] files).
 type workload struct {
-	name               string
-	read, update, scan float64 // fractions; insert is the rest
-	maxScan            int     // scan lengths are uniform in [1, maxScan]
-	requestDistZipfian bool
+	name                    string
+	read, update, scan, rmw float64 // fractions; insert is the rest
+	maxScan                 int     // scan lengths are uniform in [1, maxScan]
+	requestDistZipfian      bool
+	latest                  bool // reads favour the newest records (YCSB's "latest" distribution)
 }
 
 var workloads = map[string]workload{
 	"A": {name: "A", read: 0.5, update: 0.5, requestDistZipfian: true},   // update heavy
 	"B": {name: "B", read: 0.95, update: 0.05, requestDistZipfian: true}, // read mostly
 	"C": {name: "C", read: 1, requestDistZipfian: true},                  // read only
+	"D": {name: "D", read: 0.95, latest: true},                           // read latest, 5% inserts
 	"E": {name: "E", scan: 0.95, maxScan: 100, requestDistZipfian: true}, // short ranges, 5% inserts
+	"F": {name: "F", read: 0.5, rmw: 0.5, requestDistZipfian: true},      // read-modify-write
 	"U": {name: "U", read: 0.5, update: 0.5, requestDistZipfian: false},  // A with uniform keys (not YCSB)
 }
 
@@ -32,7 +36,7 @@ func parseWorkloads(s string) ([]workload, error) {
 	for _, n := range strings.Split(s, ",") {
 		w, ok := workloads[strings.ToUpper(strings.TrimSpace(n))]
 		if !ok {
-			return nil, fmt.Errorf("unknown workload %q (have A, B, C, E, U)", n)
+			return nil, fmt.Errorf("unknown workload %q (have A, B, C, D, E, F, U)", n)
 		}
 		ws = append(ws, w)
 	}
@@ -46,6 +50,7 @@ const (
 	opUpdate
 	opScan
 	opInsert
+	opRMW // read a record, then write it back changed
 )
 
 func (w workload) pick(r *rand.Rand) opKind {
@@ -57,6 +62,8 @@ func (w workload) pick(r *rand.Rand) opKind {
 		return opUpdate
 	case x < w.read+w.update+w.scan:
 		return opScan
+	case x < w.read+w.update+w.scan+w.rmw:
+		return opRMW
 	}
 	return opInsert
 }
@@ -120,4 +127,58 @@ func (z *zipfian) record(r *rand.Rand, zipf bool) uint64 {
 		return r.Uint64N(z.n)
 	}
 	return fnvHash(z.rank(r)) % z.n
+}
+
+// latest is YCSB's "latest" request distribution (workload D): record
+// numbers counted back from the newest acknowledged insert by a zipfian
+// rank, so the records just inserted are the hottest. YCSB resizes its
+// zipfian as records are added; this one keeps the load's record count
+// (a phase adds a few percent), so the rank never reaches past record 0.
+func (z *zipfian) latest(r *rand.Rand, newest uint64) uint64 {
+	k := z.rank(r)
+	if k > newest {
+		return newest
+	}
+	return newest - k
+}
+
+// inserts hands out the record numbers of inserts (records, records+1, …)
+// and tracks the newest one below which every insert has committed: what
+// a reader may ask for and be sure to find (YCSB's
+// AcknowledgedCounterGenerator). Inserts commit out of order.
+type inserts struct {
+	mu     sync.Mutex
+	next   uint64          // the next record number to hand out
+	newest uint64          // every record <= newest is committed
+	done   map[uint64]bool // committed records above newest+1
+}
+
+func newInserts(records uint64) *inserts {
+	return &inserts{next: records, newest: records - 1, done: map[uint64]bool{}}
+}
+
+// take returns the record number of a new insert.
+func (a *inserts) take() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.next++
+	return a.next - 1
+}
+
+// commit records that the insert of record n has committed.
+func (a *inserts) commit(n uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.done[n] = true
+	for a.done[a.newest+1] {
+		delete(a.done, a.newest+1)
+		a.newest++
+	}
+}
+
+// latest returns the newest record every record up to which is committed.
+func (a *inserts) latest() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.newest
 }
