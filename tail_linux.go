@@ -152,6 +152,17 @@ func (k *known) wrote(off int64, p []byte) {
 	upd(&k.window)
 }
 
+// overwritten records that [off, end) was written with bytes the File
+// does not see (copy_file_range): like wrote, without keeping them.
+func (k *known) overwritten(off, end int64) {
+	if off <= k.zeroFrom && end > k.zeroFrom {
+		k.zeroFrom = min(end, k.zeroTo)
+	} else if off > k.zeroFrom && off < k.zeroTo {
+		k.zeroTo = off
+	}
+	k.forget(off, end)
+}
+
 // put keeps a copy of the block b at at.
 func (k *known) put(at int64, b []byte) {
 	e := &k.blocks[k.next]
