@@ -475,9 +475,11 @@ func BenchmarkWALAppend(b *testing.B) {
 						flush = func() error { return ignoringEINTR(func() error { return unix.Fdatasync(int(f.Fd())) }) }
 						done = f.Close
 					} else {
+						// Both switches stay set for the run (oneTrip is read at
+						// every write and flush), and are restored after it.
 						wholeBlocks, oneTrip = be == "diskio-fsblock", be != "diskio-two-trips"
+						b.Cleanup(func() { wholeBlocks, oneTrip = false, true })
 						f, err := OpenFile(name, os.O_RDWR, 0)
-						wholeBlocks, oneTrip = false, true
 						if err != nil {
 							b.Fatal(err)
 						}
