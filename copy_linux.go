@@ -290,7 +290,7 @@ func copyFileRange(dst, src *File, soff, doff int64) (int64, bool, error) {
 		if cerr != nil {
 			if done == 0 && (cerr == unix.EXDEV || cerr == unix.EINVAL || cerr == unix.EOPNOTSUPP ||
 				cerr == unix.ENOSYS || cerr == unix.EBADF || cerr == unix.EPERM) {
-				dst.changedSize(seq, false, nil)
+				dst.endChange(seq, false, nil)
 				return 0, false, nil
 			}
 			err = dst.pathErrAt("write", doff+done, int(total-soff-done), os.NewSyscallError("copy_file_range", cerr))
@@ -302,7 +302,7 @@ func copyFileRange(dst, src *File, soff, doff int64) (int64, bool, error) {
 		done += int64(m)
 	}
 	dst.dur.changed()
-	dst.changedSize(seq, done > 0, func(k *known) { k.overwritten(doff, doff+done) })
+	dst.endChange(seq, done > 0, func(k *known) { k.overwritten(doff, doff+done) })
 	return done, true, err
 }
 

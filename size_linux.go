@@ -124,7 +124,7 @@ func (f *File) truncate(size int64) error {
 	}
 	err = ignoringEINTR(func() error { return unix.Ftruncate(f.fd, size) })
 	f.dur.changed()
-	f.changedSize(seq, err == nil, func(k *known) { k.truncated(size) })
+	f.endChange(seq, err == nil, func(k *known) { k.truncated(size) })
 	return err
 }
 
@@ -146,14 +146,14 @@ func (f *File) beginChange() (seq uint64, ksize int64, err error) {
 	return seq, st.Size, nil
 }
 
-// changedSize ends a change of the size begun with f.known.begin (all
-// pages locked): if it happened, apply tells what it did.
-func (f *File) changedSize(seq uint64, happened bool, apply func(*known)) {
+// endChange ends a change begun with beginChange: if it happened, apply
+// (if any) tells what it did; the file's state after it is recorded.
+func (f *File) endChange(seq uint64, happened bool, apply func(*known)) {
 	var st unix.Stat_t
 	ok := unix.Fstat(f.fd, &st) == nil
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if happened {
+	if happened && apply != nil {
 		apply(&f.known)
 	}
 	if ok {

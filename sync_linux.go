@@ -306,7 +306,7 @@ func (f *File) preallocate(op string, mode uint32, off, n int64) error {
 	// hence past zeroFrom: nothing the File knows changes.
 	err = f.s.Fallocate(f.fd, mode, off, n)
 	f.dur.changed()
-	f.changedSize(seq, err == nil, func(*known) {})
+	f.endChange(seq, err == nil, nil)
 	return f.pathErr(op, err)
 }
 

@@ -215,15 +215,7 @@ func (f *File) writeChunk(b []byte, off int64, rwf uint32) (int, error) {
 		return 0, err
 	}
 	n, err := f.writeSpan(b, off, start, end, wend, ksize, seq, rwf)
-
-	var st unix.Stat_t
-	var after *unix.Stat_t
-	if unix.Fstat(f.fd, &st) == nil {
-		after = &st
-	}
-	f.mu.Lock()
-	f.known.end(seq, after)
-	f.mu.Unlock()
+	f.endChange(seq, false, nil) // writeSpan recorded what it wrote
 	return n, err
 }
 

@@ -463,16 +463,7 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 	if nops == 0 {
 		return errors.New("no operation completed")
 	}
-	sec := u.Elapsed.Seconds()
-	r.Ops, r.Bytes, r.Seconds = nops, bytes.Load(), sec
-	r.IOPS = float64(nops) / sec
-	r.MBPerS = float64(r.Bytes) / sec / 1e6
-	r.Lat = Latency{P50: us(h.Quantile(0.5)), P90: us(h.Quantile(0.9)), P99: us(h.Quantile(0.99)),
-		P999: us(h.Quantile(0.999)), Max: us(h.Max()), Mean: us(h.Mean())}
-	r.CPUUsPerOp = float64(u.CPU.Nanoseconds()) / 1e3 / float64(nops)
-	r.ThreadsPeak = u.PeakThreads
-	r.WorkersPeak = u.PeakWorkers
-	r.AllocsPerOp = float64(u.Allocs) / float64(nops)
+	r.measured(nops, bytes.Load(), u, h)
 	if osT != nil {
 		r.SyscallsPerOp = float64(osT.calls.Load()) / float64(nops)
 	} else {
@@ -483,6 +474,19 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 		}
 	}
 	return nil
+}
+
+// measured fills r with a run's figures: ops operations moving bytes,
+// what the meter saw (u) and their latencies (h).
+func (r *Result) measured(ops, bytes int64, u bench.Usage, h *bench.Histogram) {
+	sec := u.Elapsed.Seconds()
+	r.Ops, r.Bytes, r.Seconds = ops, bytes, sec
+	r.IOPS, r.MBPerS = float64(ops)/sec, float64(bytes)/sec/1e6
+	r.Lat = Latency{P50: us(h.Quantile(0.5)), P90: us(h.Quantile(0.9)), P99: us(h.Quantile(0.99)),
+		P999: us(h.Quantile(0.999)), Max: us(h.Max()), Mean: us(h.Mean())}
+	r.CPUUsPerOp = us(u.CPU) / float64(ops)
+	r.ThreadsPeak, r.WorkersPeak = u.PeakThreads, u.PeakWorkers
+	r.AllocsPerOp = float64(u.Allocs) / float64(ops)
 }
 
 // pow2 is the smallest power of two not below n.

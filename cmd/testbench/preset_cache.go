@@ -138,13 +138,7 @@ func copyHotRun(ctx context.Context, _ *env, j Job, r *Result, h *bench.Histogra
 		n++
 	}
 	u := m.Stop()
-	sec := u.Elapsed.Seconds()
-	r.Ops, r.Bytes, r.Seconds = n, n*copyHotSize, sec
-	r.IOPS, r.MBPerS = float64(n)/sec, float64(n)*copyHotSize/sec/1e6
-	r.Lat = Latency{P50: us(h.Quantile(0.5)), P90: us(h.Quantile(0.9)), P99: us(h.Quantile(0.99)),
-		P999: us(h.Quantile(0.999)), Max: us(h.Max()), Mean: us(h.Mean())}
-	r.CPUUsPerOp = us(u.CPU) / float64(n)
-	r.ThreadsPeak, r.WorkersPeak, r.AllocsPerOp = u.PeakThreads, u.PeakWorkers, float64(u.Allocs)/float64(n)
+	r.measured(n, n*copyHotSize, u, h)
 	r.SyscallsPerOp = float64(calls()) / float64(n)
 	return nil
 }

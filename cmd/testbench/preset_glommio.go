@@ -182,15 +182,8 @@ func glommioDiskio(ctx context.Context, e *env, j Job, r *Result, h *bench.Histo
 	if ops == 0 {
 		return errors.New("no operation completed")
 	}
-	sec := u.Elapsed.Seconds()
-	r.Ops, r.Bytes, r.Seconds = ops, ops*int64(p.bs), sec
-	r.IOPS, r.MBPerS = float64(ops)/sec, float64(r.Bytes)/sec/1e6
-	r.CPUUsPerOp = float64(u.CPU.Nanoseconds()) / 1e3 / float64(ops)
-	r.ThreadsPeak, r.WorkersPeak = u.PeakThreads, u.PeakWorkers
-	r.AllocsPerOp = float64(u.Allocs) / float64(ops)
+	r.measured(ops, ops*int64(p.bs), u, h)
 	r.SyscallsPerOp = float64(counter.calls.Load()) / float64(ops)
-	r.Lat = Latency{P50: us(h.Quantile(0.5)), P90: us(h.Quantile(0.9)), P99: us(h.Quantile(0.99)),
-		P999: us(h.Quantile(0.999)), Max: us(h.Max()), Mean: us(h.Mean())}
 	r.Direct = f.Direct()
 	r.Note = joinNote(p.note, fixedNote(sch))
 	return nil

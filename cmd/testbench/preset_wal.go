@@ -271,13 +271,7 @@ func walRun(ctx context.Context, _ *env, j Job, r *Result, h *bench.Histogram) e
 	if n == 0 {
 		return errors.New("no appends completed")
 	}
-	sec := u.Elapsed.Seconds()
-	r.Ops, r.Bytes, r.Seconds = n, n*int64(j.BS), sec
-	r.IOPS, r.MBPerS = float64(n)/sec, float64(n)*float64(j.BS)/sec/1e6
-	r.Lat = Latency{P50: us(h.Quantile(0.5)), P90: us(h.Quantile(0.9)), P99: us(h.Quantile(0.99)),
-		P999: us(h.Quantile(0.999)), Max: us(h.Max()), Mean: us(h.Mean())}
-	r.CPUUsPerOp = us(u.CPU) / float64(n)
-	r.ThreadsPeak, r.WorkersPeak, r.AllocsPerOp = u.PeakThreads, u.PeakWorkers, float64(u.Allocs)/float64(n)
+	r.measured(n, n*int64(j.BS), u, h)
 	r.ReadBytesPerOp = float64(readBytes) / float64(n)
 	// The scheduler's system calls (the File's fstat calls are not
 	// counted); os.File makes two per append.
