@@ -139,16 +139,8 @@ func (e *env) runFio(ctx context.Context, j Job) Result {
 		j.Direct = false
 	}
 	done := e.prog.start(j.Group+": fio", j.Duration)
-	cmd := exec.CommandContext(ctx, bin, fioArgs(j, path, span)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	res, err := runFio(ctx, bin, fioArgs(j, path, span))
 	done()
-	if err != nil {
-		r.Error = fmt.Sprintf("fio: %v: %s", err, strings.TrimSpace(stderr.String()))
-		return r
-	}
-	res, err := parseFio(out)
 	if err != nil {
 		r.Error = err.Error()
 		return r
@@ -156,6 +148,19 @@ func (e *env) runFio(ctx context.Context, j Job) Result {
 	res.Group, res.Label, res.Backend, res.Workload = r.Group, r.Label, r.Backend, r.Workload
 	res.Goroutines, res.BlockSize, res.Direct, res.Fsync = r.Goroutines, r.BlockSize, r.Direct, r.Fsync
 	return res
+}
+
+// runFio runs fio with args (JSON output) and returns its measurements;
+// an error carries what fio said.
+func runFio(ctx context.Context, bin string, args []string) (Result, error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return Result{}, fmt.Errorf("fio: %v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return parseFio(out)
 }
 
 // parseFio reads fio's JSON output (anything before the first '{' is

@@ -216,11 +216,7 @@ func glommioFio(ctx context.Context, e *env, j Job) (Result, error) {
 	if p.random {
 		args = append(args, "--time_based")
 	}
-	out, err := exec.CommandContext(ctx, bin, args...).Output()
-	if err != nil {
-		return Result{}, fmt.Errorf("fio %v: %v", p.fio, err)
-	}
-	return parseFio(out)
+	return runFio(ctx, bin, args)
 }
 
 func joinArgs(a []string) string {

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -320,12 +319,5 @@ func walFio(ctx context.Context, _ *env, j Job) (Result, error) {
 		"--bs=" + strconv.Itoa(j.BS), "--ioengine=psync", sync, "--fallocate=none",
 		"--runtime=" + strconv.FormatInt(max(1, j.Duration.Milliseconds()), 10) + "ms",
 		"--lat_percentiles=1", "--output-format=json"}
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return Result{}, fmt.Errorf("fio: %v: %s", err, strings.TrimSpace(stderr.String()))
-	}
-	return parseFio(out)
+	return runFio(ctx, bin, args)
 }
