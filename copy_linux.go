@@ -274,12 +274,10 @@ func copyFileRange(dst, src *File, soff, doff int64) (int64, bool, error) {
 	if err != nil {
 		return 0, true, src.pathErr("read", err)
 	}
-	dst.locks.lock(0, maxOffset)
-	defer dst.locks.unlock(0, maxOffset)
-	seq, _, err := dst.beginChange()
-	if err != nil {
-		return 0, true, dst.pathErr("write", err)
-	}
+	// The copy is a buffered write of dst's: no direct write of dst's
+	// beside it (directWrite).
+	dst.mixing.Lock()
+	defer dst.mixing.Unlock()
 	var done int64
 	for soff+done < total {
 		so, do := soff+done, doff+done
@@ -290,7 +288,6 @@ func copyFileRange(dst, src *File, soff, doff int64) (int64, bool, error) {
 		if cerr != nil {
 			if done == 0 && (cerr == unix.EXDEV || cerr == unix.EINVAL || cerr == unix.EOPNOTSUPP ||
 				cerr == unix.ENOSYS || cerr == unix.EBADF || cerr == unix.EPERM) {
-				dst.endChange(seq, false, nil)
 				return 0, false, nil
 			}
 			err = dst.pathErrAt("write", doff+done, int(total-soff-done), os.NewSyscallError("copy_file_range", cerr))
@@ -302,7 +299,6 @@ func copyFileRange(dst, src *File, soff, doff int64) (int64, bool, error) {
 		done += int64(m)
 	}
 	dst.dur.changed()
-	dst.endChange(seq, done > 0, func(k *known) { k.overwritten(doff, doff+done) })
 	return done, true, err
 }
 

@@ -43,19 +43,17 @@ type File struct {
 	drained   chan struct{}
 	drainOnce sync.Once // late callers also bring the count back to refClosed
 
-	// mu guards the cursor and what the write path knows of the file's
-	// bytes (known, in tail_linux.go).
-	mu  sync.Mutex
-	pos int64
+	// mu guards the cursor and the file's state after the last durable
+	// write (durStamp).
+	mu       sync.Mutex
+	pos      int64
+	durStamp fileStamp
 
 	// posMu serialises Read, Write and Seek, as the kernel's f_pos_lock
 	// does for regular files.
 	posMu sync.Mutex
 
-	locks  rangeLocks   // pages being written
 	mixing sync.RWMutex // direct writes (read-locked) never overlap a buffered one (write_linux.go)
-
-	known known // blocks whose bytes are known without a read (tail_linux.go)
 
 	flush flushGroup // Sync and Datasync: group commit, sticky failure (sync_linux.go)
 	dur   durability // what a flush must still cover; durable writes in one trip (through_linux.go)
@@ -207,7 +205,6 @@ func (f *File) setup(mode DirectMode) error {
 			return err
 		}
 	}
-	f.known.init(st)
 	f.dur.init()
 	if f.s.RegisterFile(f.fd) == nil {
 		f.fixed = true

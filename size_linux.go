@@ -17,9 +17,25 @@ import (
 // byte past what it was given (write_linux.go), so the kernel's size is
 // the logical size at every moment, changes through other descriptors
 // included.
-func (f *File) sizeNow() (int64, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(f.fd, &st); err != nil {
+func (f *File) sizeNow() (int64, error) { return sizeOf(f.fd) }
+
+// sizeOf asks the kernel for fd's size alone (statx with STATX_SIZE). Not
+// fstat: since Linux 6.13 a query of a file's change or modification time
+// makes the file's next change take a fine-grained timestamp, which on
+// ext4 dirties the inode in the journal at every write (an appender that
+// asked after each write paid 40 us more per durable 100 B append than
+// one that did not, see README).
+func sizeOf(fd int) (int64, error) {
+	var stx unix.Statx_t
+	err := unix.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_STATX_SYNC_AS_STAT, unix.STATX_SIZE, &stx)
+	if err == nil && stx.Mask&unix.STATX_SIZE != 0 {
+		return int64(stx.Size), nil
+	}
+	if err != nil && err != unix.ENOSYS {
+		return 0, err
+	}
+	var st unix.Stat_t // statx is Linux 4.11+
+	if err := unix.Fstat(fd, &st); err != nil {
 		return 0, err
 	}
 	return st.Size, nil
@@ -116,51 +132,9 @@ func (f *File) Truncate(size int64) error {
 // truncate is Truncate for a caller that holds a reference and checked
 // its arguments (ReadFrom cutting back its preallocation, too).
 func (f *File) truncate(size int64) error {
-	f.locks.lock(0, maxOffset)
-	defer f.locks.unlock(0, maxOffset)
-	seq, _, err := f.beginChange()
-	if err != nil {
-		return err
-	}
-	err = ignoringEINTR(func() error { return unix.Ftruncate(f.fd, size) })
+	err := ignoringEINTR(func() error { return unix.Ftruncate(f.fd, size) })
 	f.dur.changed()
-	f.endChange(seq, err == nil, func(k *known) { k.truncated(size) })
 	return err
-}
-
-// beginChange starts a change of the file by this File (the pages it
-// touches locked): it forgets what another descriptor may have made stale
-// and returns the kernel's size.
-func (f *File) beginChange() (seq uint64, ksize int64, err error) {
-	f.mu.Lock()
-	before := f.known.seq
-	f.mu.Unlock()
-	var st unix.Stat_t
-	if err := unix.Fstat(f.fd, &st); err != nil {
-		return 0, 0, err
-	}
-	f.mu.Lock()
-	f.known.check(&st, before)
-	seq = f.known.begin()
-	f.mu.Unlock()
-	return seq, st.Size, nil
-}
-
-// endChange ends a change begun with beginChange: if it happened, apply
-// (if any) tells what it did; the file's state after it is recorded.
-func (f *File) endChange(seq uint64, happened bool, apply func(*known)) {
-	var st unix.Stat_t
-	ok := unix.Fstat(f.fd, &st) == nil
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if happened && apply != nil {
-		apply(&f.known)
-	}
-	if ok {
-		f.known.end(seq, &st)
-	} else {
-		f.known.end(seq, nil)
-	}
 }
 
 const maxOffset = 1<<63 - 1

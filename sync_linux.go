@@ -256,6 +256,7 @@ func (f *File) WriteAtDSync(b []byte, off int64) (int, error) {
 	}
 	n, err := f.writeAt(b, off, unix.RWF_DSYNC)
 	f.dur.record(unix.RWF_DSYNC)
+	f.stampDurable()
 	return n, f.pathErrAt("write", off, len(b), err)
 }
 
@@ -296,17 +297,8 @@ func (f *File) preallocate(op string, mode uint32, off, n int64) error {
 	if err := f.flush.failed(); err != nil {
 		return err
 	}
-	f.locks.lock(0, maxOffset)
-	defer f.locks.unlock(0, maxOffset)
-	seq, _, err := f.beginChange()
-	if err != nil {
-		return f.pathErr(op, err)
-	}
-	// The bytes fallocate adds read as zeros, and lie past the old size,
-	// hence past zeroFrom: nothing the File knows changes.
-	err = f.s.Fallocate(f.fd, mode, off, n)
+	err := f.s.Fallocate(f.fd, mode, off, n)
 	f.dur.changed()
-	f.endChange(seq, err == nil, nil)
 	return f.pathErr(op, err)
 }
 

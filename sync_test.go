@@ -131,10 +131,10 @@ func TestOpenSyncFlagsKept(t *testing.T) {
 	}
 }
 
-// TestWriteAtDSync: the last write of each WriteAtDSync carries RWF_DSYNC
-// to the kernel, aligned or not (its flush covers the direct part of an
-// unaligned one, which completed before it), and the bytes land; plain
-// WriteAt's do not.
+// TestWriteAtDSync: a WriteAtDSync in one piece carries RWF_DSYNC to the
+// kernel; one in several pieces (whole pages direct, an edge page through
+// the page cache) writes them plainly and then flushes once; the bytes
+// land; plain WriteAt's carry no flag and flush nothing.
 func TestWriteAtDSync(t *testing.T) {
 	in := &injector{}
 	s := faultSched(t, in)
@@ -147,15 +147,28 @@ func TestWriteAtDSync(t *testing.T) {
 	ws := in.attempts(sched.OpWrite)
 	require.NotEmpty(t, ws)
 	require.Equal(t, uint32(unix.RWF_DSYNC), ws[len(ws)-1].Flags)
-	n, err = f.WriteAtDSync(want[8192:], 8192) // unaligned end past the size: a direct part and a buffered tail
+	flushes := len(in.attempts(sched.OpFdatasync))
+	before := len(ws)
+	n, err = f.WriteAtDSync(want[8192:], 8192) // a whole page direct, then an edge page buffered
 	require.NoError(t, err)
 	require.Equal(t, len(want)-8192, n)
 	ws = in.attempts(sched.OpWrite)
+	require.Len(t, ws, before+2)
+	require.Zero(t, ws[len(ws)-2].Flags)
+	require.Zero(t, ws[len(ws)-1].Flags)
+	require.Len(t, in.attempts(sched.OpFdatasync), flushes+1)
+	_, err = f.WriteAtDSync([]byte("edge"), 20000) // one edge page: one durable write
+	require.NoError(t, err)
+	ws = in.attempts(sched.OpWrite)
 	require.Equal(t, uint32(unix.RWF_DSYNC), ws[len(ws)-1].Flags)
+	require.Len(t, in.attempts(sched.OpFdatasync), flushes+1)
+	want = append(want, make([]byte, 20000-len(want))...)
+	want = append(want, "edge"...)
 	_, err = f.WriteAt([]byte("x"), 0)
 	require.NoError(t, err)
 	ws = in.attempts(sched.OpWrite)
 	require.Zero(t, ws[len(ws)-1].Flags)
+	require.Len(t, in.attempts(sched.OpFdatasync), flushes+1)
 	want[0] = 'x'
 	require.NoError(t, f.Close())
 	got, err := os.ReadFile(path)

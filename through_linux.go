@@ -122,18 +122,43 @@ func storeMax(v *atomic.Uint64, x uint64) {
 	}
 }
 
+// fileStamp is what the kernel says of a file without a timestamp query
+// (see sizeOf): its size and allocated blocks.
+type fileStamp struct {
+	ok           bool
+	size, blocks int64
+}
+
+func stampOf(fd int) fileStamp {
+	var stx unix.Statx_t
+	if unix.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_STATX_SYNC_AS_STAT, unix.STATX_SIZE|unix.STATX_BLOCKS, &stx) != nil ||
+		stx.Mask&(unix.STATX_SIZE|unix.STATX_BLOCKS) != unix.STATX_SIZE|unix.STATX_BLOCKS {
+		return fileStamp{}
+	}
+	return fileStamp{ok: true, size: int64(stx.Size), blocks: int64(stx.Blocks)}
+}
+
+// stampDurable records the file's stamp after a durable write of this
+// File's, for nothingToFlush.
+func (f *File) stampDurable() {
+	st := stampOf(f.fd)
+	f.mu.Lock()
+	f.durStamp = st
+	f.mu.Unlock()
+}
+
 // nothingToFlush reports whether a Sync (full) or Datasync may return
-// without a flush: this File's changes are all durable, and no other
-// descriptor changed the file since this File recorded it.
+// without a flush: this File's changes are all durable, and the file's
+// size and allocation are what they were after its last durable write.
+// Another descriptor's write that changed neither (an overwrite of
+// allocated bytes) is not detected: such a write is flushed by that
+// descriptor's own Sync, not by this File's.
 func (f *File) nothingToFlush(full bool) bool {
 	if !f.dur.clean(full) {
 		return false
 	}
-	var st unix.Stat_t
-	if unix.Fstat(f.fd, &st) != nil {
-		return false
-	}
+	st := stampOf(f.fd)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.known.stamp.ok && f.known.stamp == stampOf(&st)
+	return st.ok && f.durStamp == st
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"sync"
 	"syscall"
 	"unsafe"
 
@@ -67,27 +66,25 @@ func (f *File) Write(b []byte) (int, error) {
 // moment, across descriptors and processes, as os.File's does. An O_DIRECT
 // append cannot: its offset would be chosen before the write (a race with
 // other appenders), and the kernel refuses O_DIRECT at an unaligned end.
-// The cursor ends at the file's end, as the kernel leaves it.
+// The cursor ends at the file's end as the kernel has it just after: the
+// end of this write, unless another descriptor appended in between.
 func (f *File) appendWrite(b []byte) (int, error) {
-	seq, _, err := f.beginChange()
-	if err != nil {
-		return 0, err
-	}
 	rwf := f.dur.take()
+	f.mixing.Lock()
 	n, err := f.s.WriteAtFlags(f.bfd, b, 0, unix.RWF_APPEND|rwf)
+	f.mixing.Unlock()
 	f.dur.done(rwf)
-	var st unix.Stat_t
-	serr := unix.Fstat(f.bfd, &st)
+	st := stampOf(f.bfd)
 	f.mu.Lock()
-	if serr == nil {
-		f.pos = st.Size
-		f.known.end(seq, &st)
-	} else {
-		f.known.end(seq, nil)
+	if st.ok {
+		f.pos = st.size
+	}
+	if rwf != 0 {
+		f.durStamp = st
 	}
 	f.mu.Unlock()
-	if err == nil {
-		err = serr
+	if err == nil && !st.ok {
+		_, err = sizeOf(f.bfd) // why statx failed
 	}
 	return n, err
 }
@@ -101,6 +98,9 @@ func (f *File) writeDurably(b []byte, off int64) (int, error) {
 	}
 	n, err := f.writeAt(b, off, rwf)
 	f.dur.done(rwf)
+	if rwf != 0 {
+		f.stampDurable()
+	}
 	return n, err
 }
 
@@ -151,10 +151,107 @@ func (f *File) writeAt(b []byte, off int64, rwf uint32) (int, error) {
 	if !f.direct {
 		return f.writeCached(b, off, rwf) // page cache first (buffered_linux.go)
 	}
+	return f.writeDirect(b, off, rwf)
+}
+
+// writeDirect is writeAt for an O_DIRECT File. It never writes a byte it
+// was not given, so no reader, of this File or of another descriptor,
+// ever sees a size or bytes beyond what was written, nothing is padded and
+// trimmed, and nothing is read back:
+//
+//   - a write of whole blocks goes to the disk directly (bounced through
+//     aligned memory if b is not aligned);
+//   - a write with a partial block at either end writes the pages holding
+//     its ends through the buffered descriptor, with their exact bytes,
+//     and only the whole pages between them directly. The page cache
+//     supplies the rest of an edge page: the next append finds the page
+//     its last one left there (no read), the kernel zero-fills a page past
+//     the size or over unwritten extents, and reads it only where the
+//     file has old data there (a recycled log, once per page, as os.File).
+//
+// The kernel keeps the two descriptors coherent: a direct read or write of
+// a range first writes back and drops the page cache's pages there. What
+// the File must prevent itself is a buffered write of its own in flight
+// next to a direct one (f.mixing, see directWrite).
+//
+// rwf (RWF_DSYNC, RWF_SYNC) makes the write durable when it returns: on
+// the one write if the range is one piece, else by a flush after them.
+func (f *File) writeDirect(b []byte, off int64, rwf uint32) (int, error) {
+	wend := off + int64(len(b))
+	if off%f.block == 0 && wend%f.block == 0 {
+		return f.writeBlocks(b, off, rwf)
+	}
+	// [off, ms) and [me, wend) are the edges through the page cache,
+	// [ms, me) the whole pages between them.
+	ms, me := off, wend
+	if off%f.page != 0 {
+		ms = min(f.pageDown(off)+f.page, wend)
+	}
+	if wend%f.page != 0 {
+		me = max(f.pageDown(wend), ms)
+	}
+	if ms == me {
+		// No whole page between the edges: one buffered write.
+		return f.writeBuffered(b, off, rwf)
+	}
+	pieces := 0
+	for _, n := range [3]int64{ms - off, me - ms, wend - me} {
+		if n > 0 {
+			pieces++
+		}
+	}
+	prwf := rwf
+	if pieces > 1 {
+		prwf = 0 // one flush after all pieces, below
+	}
+	// In file order, so that the size only grows over written bytes.
+	done := 0
+	if ms > off {
+		n, err := f.writeBuffered(b[:ms-off], off, prwf)
+		done += n
+		if err != nil {
+			return done, err
+		}
+	}
+	n, err := f.writeBlocks(b[ms-off:me-off], ms, prwf)
+	done += n
+	if err != nil {
+		return done, err
+	}
+	if wend > me {
+		n, err := f.writeBuffered(b[me-off:], me, prwf)
+		done += n
+		if err != nil {
+			return done, err
+		}
+	}
+	if rwf != prwf {
+		return done, f.flush.sync(rwf&unix.RWF_SYNC != 0, f.doFlush)
+	}
+	return done, nil
+}
+
+// writeBlocks writes b at off with O_DIRECT: whole blocks, at most
+// maxBounce bytes per request, through aligned bounce buffers if b's
+// memory is not aligned.
+func (f *File) writeBlocks(b []byte, off int64, rwf uint32) (int, error) {
 	done := 0
 	for done < len(b) {
-		n, err := f.writeChunk(b[done:], off+int64(done), rwf)
-		done += n
+		p := b[done:min(len(b), done+maxBounce)]
+		var n int
+		var err error
+		if f.aligned(p, off+int64(done)) {
+			n, err = f.directWrite(p, off+int64(done), rwf)
+		} else {
+			buf := f.getBounce(len(p))
+			copy(buf, p)
+			n, err = f.directWrite(buf, off+int64(done), rwf)
+			f.putBounce(buf)
+		}
+		done += max(n, 0)
+		if err == nil && n < len(p) {
+			err = io.ErrShortWrite
+		}
 		if err != nil {
 			return done, err
 		}
@@ -162,222 +259,30 @@ func (f *File) writeAt(b []byte, off int64, rwf uint32) (int, error) {
 	return done, nil
 }
 
-// writeChunk writes a prefix of b at off, at most maxBounce bytes of
-// aligned span, and never a byte past what it was given: no reader, of
-// this File or another descriptor, ever sees a size or bytes beyond what
-// was written (no padding to trim, so Sync and Close never truncate).
-//
-// Blocks that lie below the file's size as the kernel has it are written
-// whole with O_DIRECT; the bytes of partial edge blocks the write does not
-// cover come from what the File knows (tail_linux.go) and are read only
-// when unknown. A last block that reaches past the kernel's size cannot be
-// written whole without growing the file by padding: its page, from the
-// write's start if the write lies within it, goes through the buffered
-// descriptor with its exact length. The kernel keeps the two coherent: a
-// direct read or write of a range first writes back and drops the page
-// cache's pages of that range. Pages, not blocks, are locked, so that no
-// buffered write of ours is in flight in a page a direct write of ours
-// covers (the kernel could not drop that page: "Page cache invalidation
-// failure on direct I/O").
-func (f *File) writeChunk(b []byte, off int64, rwf uint32) (int, error) {
-	start, end := f.alignDown(off), f.alignUp(off+int64(len(b)))
-	if end-start > maxBounce {
-		end = start + maxBounce
-		b = b[:end-off]
-	}
-	wend := off + int64(len(b))
-	ls, le := f.pageDown(start), f.pageDown(end+f.page-1)
-	f.locks.lock(ls, le)
-	defer f.locks.unlock(ls, le)
-
-	if f.aligned(b, off) {
-		// Whole blocks need nothing the File knows. With other changes
-		// of this File under way (group commit) the file's state cannot
-		// be recorded anyway: skip the two fstat calls.
-		f.mu.Lock()
-		busy := f.known.inflight > 0
-		var seq uint64
-		if busy {
-			seq = f.known.begin()
-		}
-		f.mu.Unlock()
-		if busy {
-			n, err := f.directWrite(b, off, rwf)
-			f.mu.Lock()
-			f.known.wrote(off, b[:max(n, 0)])
-			f.known.end(seq, nil)
-			f.mu.Unlock()
-			return n, err
-		}
-	}
-	seq, ksize, err := f.beginChange()
-	if err != nil {
-		return 0, err
-	}
-	n, err := f.writeSpan(b, off, start, end, wend, ksize, seq, rwf)
-	f.endChange(seq, false, nil) // writeSpan recorded what it wrote
-	return n, err
-}
-
-// writeSpan is writeChunk's I/O, under the lock of the span's pages.
-func (f *File) writeSpan(b []byte, off, start, end, wend, ksize int64, seq uint64, rwf uint32) (int, error) {
-	// dend: the direct part is the span [start, dend); the rest, up to
-	// wend, is buffered.
-	dend := end
-	if end > ksize && wend < end {
-		dend = max(f.pageDown(wend), start)
-		if dend <= off {
-			dend = start // all of it buffered
-		}
-	}
-	done := 0
-	last := f.alignDown(wend) // the block holding the write's end
-	if dend > start {
-		dlen := min(dend, wend) - off
-		// RWF_DSYNC or RWF_SYNC go with the last write only: its flush
-		// covers the direct part, which completed before it began.
-		drwf := rwf
-		if dend < end {
-			drwf = 0
-		}
-		if off == start && min(dend, wend) == dend && f.aligned(b[:dlen], off) {
-			n, err := f.directWrite(b[:dlen], off, drwf)
-			f.mu.Lock()
-			f.known.wrote(off, b[:n])
-			f.mu.Unlock()
-			if err != nil || dend == end {
-				return n, err
-			}
-			done = n
-		} else {
-			buf := f.getBounce(int(dend - start))
-			defer f.putBounce(buf)
-			if err := f.fillEdge(buf, start, off, wend, ksize, seq); err != nil {
-				return 0, err
-			}
-			if tail := dend - f.block; tail > start {
-				if err := f.fillEdge(buf[tail-start:], tail, off, wend, ksize, seq); err != nil {
-					return 0, err
-				}
-			}
-			copy(buf[off-start:], b[:dlen])
-			n, err := f.directWrite(buf, start, drwf)
-			written := 0
-			if n > int(off-start) {
-				written = min(int(dlen), n-int(off-start))
-			}
-			if err == nil && n < len(buf) {
-				err = io.ErrShortWrite
-			}
-			f.mu.Lock()
-			f.known.wrote(start, buf[:max(n, 0)])
-			if err == nil && wend%f.block != 0 && last < dend {
-				f.known.put(last, buf[last-start:last-start+f.block])
-			}
-			f.mu.Unlock()
-			if err != nil || dend == end {
-				return written, err
-			}
-			done = written
-		}
-	}
-	// The buffered rest: exact bytes, no read; the kernel fills the page.
-	at := off + int64(done)
-	rest := b[done:]
-	var blk []byte
-	if wend%f.block != 0 {
-		// Keep the new last block, if its other bytes are known without
-		// a read (they always are on a new, preallocated or appended-to
-		// file); else forget it.
-		blk = f.getBounce(int(f.block))
-		defer f.putBounce(blk)
-		if !f.knownBlock(blk, last, ksize, seq) {
-			blk = nil
-		}
-	}
+// writeBuffered writes b at off through the buffered descriptor: exact
+// bytes, the page cache supplying the rest of the pages.
+func (f *File) writeBuffered(b []byte, off int64, rwf uint32) (int, error) {
 	f.mixing.Lock()
-	n, err := f.s.WriteAtFlags(f.bfd, rest, at, rwf)
+	n, err := f.s.WriteAtFlags(f.bfd, b, off, rwf)
 	f.mixing.Unlock()
-	f.mu.Lock()
-	f.known.wrote(at, rest[:max(n, 0)])
-	if err == nil && n == len(rest) && blk != nil {
-		from := max(at, last)
-		copy(blk[from-last:], rest[from-at:])
-		f.known.put(last, blk)
+	if err == nil && n < len(b) {
+		err = io.ErrShortWrite
 	}
-	f.mu.Unlock()
-	return done + n, err
-}
-
-// fillEdge prepares the block at offset at for a write of [off, end):
-// unless the write covers it whole, its current bytes, zeros past the
-// kernel's size ksize; read only if the File does not know them.
-func (f *File) fillEdge(blk []byte, at, off, end, ksize int64, seq uint64) error {
-	blk = blk[:f.block]
-	if off <= at && at+f.block <= end {
-		return nil // overwritten whole
-	}
-	if f.knownBlock(blk, at, ksize, seq) {
-		return nil
-	}
-	return f.readKnown(blk, at, ksize, seq)
+	return n, err
 }
 
 func (f *File) pageDown(off int64) int64 { return off - off%f.page }
 
 // directWrite is an O_DIRECT write of whole blocks. It never runs while a
-// buffered write of this File is in flight (f.mixing): page-range locks
-// are not enough where the page cache uses large folios (ext4 since 6.16),
-// since a folio dirtied by a buffered write to a neighbouring page while
-// a direct write is in flight cannot be dropped after it, and the kernel
-// then reports EIO to the next fsync ("Page cache invalidation failure
-// on direct I/O"; dio_warn_stale_pagecache). A buffered write before or
-// after is fine: the direct write writes the folio back first.
+// buffered write of this File is in flight (f.mixing): where the page
+// cache uses large folios (ext4 since 6.16), a folio dirtied by a buffered
+// write to a neighbouring page while a direct write is in flight cannot be
+// dropped after it, and the kernel then reports EIO to the next fsync
+// ("Page cache invalidation failure on direct I/O";
+// dio_warn_stale_pagecache). A buffered write before or after is fine:
+// the direct write writes the folio back first.
 func (f *File) directWrite(b []byte, off int64, rwf uint32) (int, error) {
 	f.mixing.RLock()
 	defer f.mixing.RUnlock()
 	return f.s.WriteAtFlags(f.fd, b, off, rwf)
-}
-
-// rangeLocks locks byte ranges [start, end) of a file. Writers of
-// overlapping block spans wait for each other; disjoint spans proceed in
-// parallel.
-type rangeLocks struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	active [][2]int64
-}
-
-func (l *rangeLocks) lock(start, end int64) {
-	l.mu.Lock()
-	if l.cond == nil {
-		l.cond = sync.NewCond(&l.mu)
-	}
-	for l.overlaps(start, end) {
-		l.cond.Wait()
-	}
-	l.active = append(l.active, [2]int64{start, end})
-	l.mu.Unlock()
-}
-
-func (l *rangeLocks) overlaps(start, end int64) bool {
-	for _, r := range l.active {
-		if start < r[1] && r[0] < end {
-			return true
-		}
-	}
-	return false
-}
-
-func (l *rangeLocks) unlock(start, end int64) {
-	l.mu.Lock()
-	for i, r := range l.active {
-		if r[0] == start && r[1] == end {
-			l.active[i] = l.active[len(l.active)-1]
-			l.active = l.active[:len(l.active)-1]
-			break
-		}
-	}
-	l.cond.Broadcast()
-	l.mu.Unlock()
 }
