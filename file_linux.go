@@ -150,10 +150,9 @@ func newFile(name string, osf *os.File, s *sched.Scheduler, flag int, pos int64,
 
 // setup chooses direct or buffered I/O: with O_DIRECT the file gets a
 // second descriptor (reopened through /proc/self/fd, O_RDWR where the
-// permissions allow, since writing a partial block needs to read it) for
-// reads and whole-block writes, while the caller's own descriptor stays as
-// opened, buffered and with its O_APPEND. It learns the alignment and what
-// is known of the file's bytes.
+// permissions allow) for reads and whole-block writes, while the caller's
+// own descriptor stays as opened, buffered and with its O_APPEND: the
+// partial pages of writes go through it. It learns the alignment.
 func (f *File) setup(mode DirectMode) error {
 	fl, err := unix.FcntlInt(uintptr(f.bfd), unix.F_GETFL, 0)
 	if err != nil {

@@ -18,9 +18,10 @@ import (
 // part of the write, as O_DSYNC would; for an overwrite of written blocks
 // an O_DIRECT RWF_DSYNC write is a single FUA write (ext4 since 5.6), no
 // cache flush. The Sync or Datasync that follows then finds nothing of
-// this File's left to flush and returns at once, unless another
-// descriptor changed the file since this File's last write (its change
-// time says so), or the File has not flushed since it was opened. If a
+// this File's left to flush and returns at once, unless the file's size or
+// allocation changed since this File's last durable write (another
+// descriptor appended, truncated or allocated), or the File has not
+// flushed since it was opened. If a
 // second write comes before the flush, it is an ordinary write and the
 // flush is issued as usual (group commit).
 // oneTrip enables durable writes in one trip (BenchmarkWALAppend turns it

@@ -272,8 +272,9 @@ func walRun(ctx context.Context, _ *env, j Job, r *Result, h *bench.Histogram) e
 	}
 	r.measured(n, n*int64(j.BS), u, h)
 	r.ReadBytesPerOp = float64(readBytes) / float64(n)
-	// The scheduler's system calls (the File's fstat calls are not
-	// counted); os.File makes two per append.
+	// The scheduler's system calls (the File's statx calls and the edge
+	// writes it makes on the caller's thread are not counted); os.File
+	// makes two per append.
 	if j.Backend == "diskio" {
 		r.ReadReqsPerOp = float64(reads.n.Load()) / float64(n)
 		r.SyscallsPerOp = float64(reads.sys.Load()) / float64(n)
