@@ -170,6 +170,53 @@ func TestPageCacheMissGoesThroughRing(t *testing.T) {
 	require.True(t, f.Nowait().Reads)
 }
 
+// TestPageCacheUntraced: with no Tracer and no FaultInjector a hit takes
+// ReadAtNowait's short path; misses, partial hits (the cached head of a
+// range, the rest from the disk), ranges larger than a raw attempt and the
+// end of the file all still read the right bytes, and the File turns cold
+// on a miss and warm again once its reads hit.
+func TestPageCacheUntraced(t *testing.T) {
+	noLeaks(t)
+	s := uringSched(t, sched.Options{})
+	path, data := pageCacheFile(t, 4<<20)
+	f := openWith(t, path, os.O_RDONLY, WithScheduler(s), WithDirect(PageCache))
+	require.NoError(t, f.Advise(0, 0, AdviceRandom)) // read only what is asked for
+	check := func(off int64, n int) {
+		t.Helper()
+		b := make([]byte, n)
+		got, err := f.ReadAt(b, off)
+		want := min(int64(n), int64(len(data))-off)
+		require.Equal(t, int(want), got)
+		if want < int64(n) {
+			require.ErrorIs(t, err, io.EOF)
+		} else {
+			require.NoError(t, err)
+		}
+		require.True(t, bytes.Equal(data[off:off+want], b[:got]), "ReadAt(%d bytes, %d)", n, off)
+	}
+	check(12345, 4096) // hot
+	require.False(t, f.pc.cold.Load())
+	check(int64(len(data))-100, 4096) // across the end
+	check(1000, 200<<10)              // larger than one raw attempt
+
+	require.NoError(t, bench.Evict(path))
+	check(2<<20, 4096) // a miss: through the ring
+	require.True(t, f.pc.cold.Load(), "a miss makes the file cold")
+	for i := range coldProbe + 1 {
+		check(2<<20, 4096) // re-reads: the probe finds the page
+		if !f.pc.cold.Load() {
+			break
+		}
+		require.Less(t, i, coldProbe, "the file stays cold")
+	}
+	require.False(t, f.pc.cold.Load(), "a hit makes the file warm again")
+	// The cached page at 2 MiB is the head of a longer range: a short
+	// hit, then the rest through the ring.
+	check(2<<20+100, 64<<10)
+	require.True(t, f.pc.cold.Load(), "the rest was a miss")
+	require.True(t, f.Nowait().Reads)
+}
+
 // nowaitInjector answers page-cache attempts with fn and counts every
 // attempt; it is called from callers' goroutines, so it locks.
 type nowaitInjector struct {

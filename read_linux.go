@@ -62,8 +62,11 @@ func (f *File) ReadAt(b []byte, off int64) (int, error) {
 	}
 	defer f.release()
 	n, err := f.readAt(b, off)
-	if err == nil && n < len(b) {
-		err = io.EOF
+	if err == nil {
+		if n < len(b) {
+			return n, io.EOF
+		}
+		return n, nil
 	}
 	return n, f.pathErrAt("read", off, len(b), err)
 }
