@@ -49,11 +49,16 @@ func (s *Scheduler) ReadAtNowait(fd int, p []byte, off int64, expectHit bool) (i
 		if s.state.Load()&stateClosed != 0 {
 			return 0, ErrClosed
 		}
+		// rwv2's raw read, calling syscall.RawSyscall6 itself (x/sys/unix's
+		// is an assembly jump to it: one more call per read).
+		iov := unix.Iovec{Base: unsafe.SliceData(p)}
+		iov.SetLen(len(p))
+		hi := uintptr(uint64(off) >> (unsafe.Sizeof(uintptr(0))*8 - 1) >> 1)
 		for {
-			n, errno := preadv2Raw(fd, p, off)
+			r, _, errno := syscall.RawSyscall6(unix.SYS_PREADV2, uintptr(fd), uintptr(unsafe.Pointer(&iov)), 1, uintptr(off), hi, RWF_NOWAIT)
 			switch errno {
 			case 0:
-				return n, nil
+				return int(r), nil
 			case unix.EINTR:
 				continue
 			}
@@ -61,15 +66,6 @@ func (s *Scheduler) ReadAtNowait(fd int, p []byte, off int64, expectHit bool) (i
 		}
 	}
 	return s.nowait(OpRead, fd, p, off, 0, expectHit)
-}
-
-// preadv2Raw is rwv2's raw read. It calls syscall.RawSyscall6 itself:
-// x/sys/unix's is an assembly jump to it, one more call per read.
-func preadv2Raw(fd int, b []byte, off int64) (int, syscall.Errno) {
-	iov := unix.Iovec{Base: unsafe.SliceData(b)}
-	iov.SetLen(len(b))
-	r, _, e := syscall.RawSyscall6(unix.SYS_PREADV2, uintptr(fd), uintptr(unsafe.Pointer(&iov)), 1, uintptr(off), uintptr(uint64(off)>>(unsafe.Sizeof(uintptr(0))*8-1)>>1), RWF_NOWAIT)
-	return int(r), e
 }
 
 // WriteAtNowait makes one pwritev2(fd, p, off, rwf|RWF_NOWAIT) on the
