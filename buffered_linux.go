@@ -65,7 +65,38 @@ func (c *pageCache) refuse(off *atomic.Bool, reason *string, why string) {
 // readCached reads b at off from a buffered file; like readAt it returns
 // fewer bytes (and no error) at end of file.
 func (f *File) readCached(b []byte, off int64) (int, error) {
-	done := 0
+	if !f.pc.cold.Load() && !f.pc.noRead.Load() {
+		// The common case first, with nothing more than it needs: a
+		// warm file, and the whole range in the page cache.
+		n, err := f.s.ReadAtNowait(f.fd, b, off, true)
+		if err == nil && n == len(b) {
+			return n, nil
+		}
+		return f.readCachedRest(b, off, n, err)
+	}
+	return f.readCachedFrom(b, off, 0)
+}
+
+// readCachedRest goes on after readCached's first attempt, which returned
+// n, err.
+func (f *File) readCachedRest(b []byte, off int64, n int, err error) (int, error) {
+	switch {
+	case err == nil && n == 0:
+		return 0, nil // end of file
+	case err == nil:
+		return f.readCachedFrom(b, off, n) // short: see readCachedFrom
+	case err == unix.EAGAIN:
+		f.pc.cold.Store(true) // a miss is likely next time too: see readCachedFrom
+	case sched.NowaitRefused(err):
+		f.pc.refuse(&f.pc.noRead, &f.pc.readReason, "preadv2(RWF_NOWAIT): "+err.Error())
+	default:
+		return 0, err
+	}
+	return f.s.ReadAt(f.fd, b, off)
+}
+
+// readCachedFrom reads b[done:] at off+done, the page cache first.
+func (f *File) readCachedFrom(b []byte, off int64, done int) (int, error) {
 	// While reads miss, most skip the attempt: it would only add a system
 	// call, and the read-ahead it submits from the caller's thread can
 	// sleep there (more OS threads). One in coldProbe still tries, to see

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -168,6 +169,131 @@ func TestPageCacheMissGoesThroughRing(t *testing.T) {
 	require.Equal(t, queued, c.queued.Load(), "re-reads of a cached page are hits")
 	require.Equal(t, hits+10, c.nowaitHit.Load())
 	require.True(t, f.Nowait().Reads)
+}
+
+// TestPageCacheUntraced: with no Tracer and no FaultInjector a hit takes
+// ReadAtNowait's short path; misses, partial hits (the cached head of a
+// range, the rest from the disk), ranges larger than a raw attempt and the
+// end of the file all still read the right bytes, and the File turns cold
+// on a miss and warm again once its reads hit.
+func TestPageCacheUntraced(t *testing.T) {
+	noLeaks(t)
+	s := uringSched(t, sched.Options{})
+	path, data := pageCacheFile(t, 4<<20)
+	f := openWith(t, path, os.O_RDONLY, WithScheduler(s), WithDirect(PageCache))
+	require.NoError(t, f.Advise(0, 0, AdviceRandom)) // read only what is asked for
+	check := func(off int64, n int) {
+		t.Helper()
+		b := make([]byte, n)
+		got, err := f.ReadAt(b, off)
+		want := min(int64(n), int64(len(data))-off)
+		require.Equal(t, int(want), got)
+		if want < int64(n) {
+			require.ErrorIs(t, err, io.EOF)
+		} else {
+			require.NoError(t, err)
+		}
+		require.True(t, bytes.Equal(data[off:off+want], b[:got]), "ReadAt(%d bytes, %d)", n, off)
+	}
+	check(12345, 4096) // hot
+	require.False(t, f.pc.cold.Load())
+	check(int64(len(data))-100, 4096) // across the end
+	check(1000, 200<<10)              // larger than one raw attempt
+
+	require.NoError(t, bench.Evict(path))
+	check(2<<20, 4096) // a miss: through the ring
+	require.True(t, f.pc.cold.Load(), "a miss makes the file cold")
+	for i := range coldProbe + 1 {
+		check(2<<20, 4096) // re-reads: the probe finds the page
+		if !f.pc.cold.Load() {
+			break
+		}
+		require.Less(t, i, coldProbe, "the file stays cold")
+	}
+	require.False(t, f.pc.cold.Load(), "a hit makes the file warm again")
+	// The cached page at 2 MiB is the head of a longer range: a short
+	// hit, then the rest through the ring.
+	check(2<<20+100, 64<<10)
+	require.True(t, f.pc.cold.Load(), "the rest was a miss")
+	require.True(t, f.Nowait().Reads)
+}
+
+// ringFds returns the process's io_uring descriptors.
+func ringFds(t *testing.T) map[string]bool {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	fds := map[string]bool{}
+	for _, e := range ents {
+		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && l == "anon_inode:[io_uring]" {
+			fds[e.Name()] = true
+		}
+	}
+	return fds
+}
+
+// sqTail is the kernel's count of entries submitted to the ring on fd
+// (SqTail in /proc/self/fdinfo: it sees submissions without a Tracer).
+func sqTail(t *testing.T, fd string) uint32 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/fdinfo/" + fd)
+	require.NoError(t, err)
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "SqTail:"); ok {
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
+			require.NoError(t, err)
+			return uint32(n)
+		}
+	}
+	t.Skip("no SqTail in io_uring's fdinfo (kernel before 5.15?)")
+	return 0
+}
+
+// TestPageCacheUntracedHitsStayOffTheRing: without a Tracer (the short
+// path), hits from 8 goroutines submit nothing to the scheduler's ring,
+// as the kernel counts it; a miss does.
+func TestPageCacheUntracedHitsStayOffTheRing(t *testing.T) {
+	noLeaks(t)
+	before := ringFds(t)
+	s := uringSched(t, sched.Options{NoInline: true})
+	var ring string
+	for fd := range ringFds(t) {
+		if !before[fd] {
+			require.Empty(t, ring, "more than one new ring")
+			ring = fd
+		}
+	}
+	require.NotEmpty(t, ring, "the scheduler's ring descriptor")
+	path, data := pageCacheFile(t, 1<<20)
+	f := openWith(t, path, os.O_RDONLY, WithScheduler(s), WithDirect(PageCache))
+	time.Sleep(20 * time.Millisecond) // the loop's start-up submissions are done
+	tail := sqTail(t, ring)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 5))
+			b := make([]byte, 4096)
+			for range 500 {
+				off := rng.Int64N(int64(len(data) - len(b)))
+				if n, err := f.ReadAt(b, off); err != nil || n != len(b) || !bytes.Equal(b, data[off:off+int64(n)]) {
+					t.Errorf("ReadAt(%d) = %d, %v, or wrong bytes", off, n, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, tail, sqTail(t, ring), "ring submissions during 4,000 hits")
+
+	require.NoError(t, f.Advise(0, 0, AdviceRandom))
+	require.NoError(t, bench.Evict(path))
+	b := make([]byte, 4096)
+	n, err := f.ReadAt(b, 512<<10)
+	require.NoError(t, err)
+	require.Equal(t, data[512<<10:512<<10+n], b[:n])
+	require.Greater(t, sqTail(t, ring), tail, "a miss goes through the ring")
 }
 
 // nowaitInjector answers page-cache attempts with fn and counts every

@@ -83,19 +83,21 @@
 //
 //	                       hot file (in the page cache)      cold file (evicted)
 //	4 KiB random, 1 gor.   PageCache: a copy on the caller,  PageCache, os.File and
-//	                       1.1-1.3x os.File's CPU (2-3 µs)   DirectAuto: one disk read
+//	                       1.0-1.1x os.File's CPU (1.6-1.7   DirectAuto: one disk read
+//	                       µs; preadv2 costs ~0.15 µs more
+//	                       than pread), 0.8-1.0x its IOPS
 //	                       DirectAuto: a disk read, 9.4k
 //	                       IOPS, 31 µs CPU
-//	4 KiB random, 128 g.   PageCache 5-6 OS threads,         PageCache 17-21 µs CPU, 7-8
-//	                       os.File 10-18; DirectAuto as      threads, 0.9-1.7x os.File's
-//	                       cold                              IOPS (23-30 µs, 68-133
+//	4 KiB random, 128 g.   PageCache 5-6 OS threads,         PageCache 9-10 µs CPU, 6
+//	                       os.File 10-18; DirectAuto as      threads, 1.9-2.3x os.File's
+//	                       cold                              IOPS (14-19 µs, 8-52
 //	                                                         threads); DirectAuto 8-11 µs,
 //	                                                         6 threads
 //	128 KiB scan           —                                 PageCache ~os.File (kernel
 //	                                                         read-ahead); DirectAuto needs
 //	                                                         a StreamReader
-//	io.Copy, 4 MiB         PageCache 0.45x os.File's time    —
-//	                       (256 KiB reads on the caller),
+//	io.Copy, 4 MiB         PageCache 0.36-0.45x os.File's    —
+//	                       time (256 KiB reads on the caller),
 //	                       DirectAuto ~100 ms (disk reads)
 //
 // So: hot data, or data read once in order, PageCache; random reads of

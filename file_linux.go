@@ -248,20 +248,27 @@ func (f *File) Alignment() int {
 	return int(max(f.block, int64(f.mem)))
 }
 
-// acquire counts a call in; it fails once Close has begun.
+// acquire counts a call in; it fails once Close has begun. It and
+// release are small enough to be inlined: a page-cache hit pays for both.
 func (f *File) acquire(op string) error {
 	if f.refs.Add(1)&refClosed != 0 {
-		f.release()
-		return &fs.PathError{Op: op, Path: f.name, Err: os.ErrClosed}
+		return f.closedErr(op)
 	}
 	return nil
 }
 
+func (f *File) closedErr(op string) error {
+	f.release()
+	return &fs.PathError{Op: op, Path: f.name, Err: os.ErrClosed}
+}
+
 func (f *File) release() {
 	if f.refs.Add(-1) == refClosed {
-		f.drainOnce.Do(func() { close(f.drained) })
+		f.drain()
 	}
 }
+
+func (f *File) drain() { f.drainOnce.Do(func() { close(f.drained) }) }
 
 func (f *File) pathErr(op string, err error) error {
 	if err == nil || err == io.EOF {

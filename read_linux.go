@@ -61,9 +61,18 @@ func (f *File) ReadAt(b []byte, off int64) (int, error) {
 		return 0, err
 	}
 	defer f.release()
-	n, err := f.readAt(b, off)
-	if err == nil && n < len(b) {
-		err = io.EOF
+	var n int
+	var err error
+	if !f.direct && f.acc != os.O_WRONLY && off+int64(len(b)) >= 0 {
+		n, err = f.readCached(b, off) // readAt's buffered case, one call shorter
+	} else {
+		n, err = f.readAt(b, off)
+	}
+	if err == nil {
+		if n < len(b) {
+			return n, io.EOF
+		}
+		return n, nil
 	}
 	return n, f.pathErrAt("read", off, len(b), err)
 }
