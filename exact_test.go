@@ -360,6 +360,27 @@ func TestAppendsReadNothing(t *testing.T) {
 		require.NoError(t, err)
 		run(t, f)
 	})
+	t.Run("recycled-small-records", func(t *testing.T) {
+		// A log of 100 B records over old data: each page's old bytes
+		// are read once, ahead of the appends (readAheadEdge), not more.
+		name := filepath.Join(dir, "recycled-small")
+		const records, size = 20000, 100
+		require.NoError(t, os.WriteFile(name, randomBytes(records*size+8192, 3), 0o644))
+		require.NoError(t, bench.Evict(name))
+		f, err := OpenFile(name, os.O_RDWR, 0, WithScheduler(s))
+		require.NoError(t, err)
+		defer f.Close()
+		c.reads.Store(0)
+		kernel := readBytes(t)
+		for i := range records {
+			_, err := f.WriteAt(data[:size], int64(i*size))
+			require.NoError(t, err)
+		}
+		read := readBytes(t) - kernel
+		require.Zero(t, c.reads.Load())
+		require.LessOrEqual(t, read, int64(records*size+edgeWindow+8192), "old data read more than once")
+		t.Logf("recycled file, %d appends of %d B: 0 reads; the kernel read %d bytes", records, size, read)
+	})
 	t.Run("existing", func(t *testing.T) {
 		name := filepath.Join(dir, "existing")
 		require.NoError(t, os.WriteFile(name, data[:12345], 0o644))

@@ -53,7 +53,9 @@ type File struct {
 	// does for regular files.
 	posMu sync.Mutex
 
-	mixing sync.RWMutex // direct writes (read-locked) never overlap a buffered one (write_linux.go)
+	mixing   sync.RWMutex // direct writes (read-locked) never overlap a buffered one (write_linux.go)
+	edgeRA   int64        // start of the window readAheadEdge last asked for (f.mixing)
+	smallEnd int64        // where the last write without a whole page ended (f.mixing)
 
 	flush flushGroup // Sync and Datasync: group commit, sticky failure (sync_linux.go)
 	dur   durability // what a flush must still cover; durable writes in one trip (through_linux.go)
@@ -124,15 +126,17 @@ func fileOptions(name string, opts []Option) (options, *sched.Scheduler, error) 
 // cursor at pos; it owns osf from then on, and closes it on failure.
 func newFile(name string, osf *os.File, s *sched.Scheduler, flag int, pos int64, mode DirectMode) (*File, error) {
 	f := &File{
-		name:    name,
-		osf:     osf,
-		bfd:     int(osf.Fd()),
-		fd:      int(osf.Fd()),
-		s:       s,
-		acc:     flag & unix.O_ACCMODE,
-		append:  flag&os.O_APPEND != 0,
-		pos:     pos,
-		drained: make(chan struct{}),
+		name:     name,
+		osf:      osf,
+		bfd:      int(osf.Fd()),
+		fd:       int(osf.Fd()),
+		s:        s,
+		acc:      flag & unix.O_ACCMODE,
+		append:   flag&os.O_APPEND != 0,
+		pos:      pos,
+		drained:  make(chan struct{}),
+		edgeRA:   -edgeWindow, // nothing asked yet
+		smallEnd: -1,
 	}
 	if err := f.setup(mode); err != nil {
 		if f.fd != f.bfd {

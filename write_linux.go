@@ -192,8 +192,9 @@ func (f *File) writeDirect(b []byte, off int64, rwf uint32) (int, error) {
 		me = max(f.pageDown(wend), ms)
 	}
 	if ms == me {
-		// No whole page between the edges: one buffered write.
-		return f.writeBuffered(b, off, rwf)
+		// No whole page between the edges: one buffered write; the next
+		// small writes will likely want the pages after it.
+		return f.writeBuffered(b, off, rwf, true)
 	}
 	pieces := 0
 	for _, n := range [3]int64{ms - off, me - ms, wend - me} {
@@ -208,7 +209,7 @@ func (f *File) writeDirect(b []byte, off int64, rwf uint32) (int, error) {
 	// In file order, so that the size only grows over written bytes.
 	done := 0
 	if ms > off {
-		n, err := f.writeBuffered(b[:ms-off], off, prwf)
+		n, err := f.writeBuffered(b[:ms-off], off, prwf, false)
 		done += n
 		if err != nil {
 			return done, err
@@ -220,7 +221,7 @@ func (f *File) writeDirect(b []byte, off int64, rwf uint32) (int, error) {
 		return done, err
 	}
 	if wend > me {
-		n, err := f.writeBuffered(b[me-off:], me, prwf)
+		n, err := f.writeBuffered(b[me-off:], me, prwf, false)
 		done += n
 		if err != nil {
 			return done, err
@@ -268,11 +269,26 @@ func (f *File) writeBlocks(b []byte, off int64, rwf uint32) (int, error) {
 // RWF_NOWAIT buffered writes, so io_uring hands every one to a worker).
 // A page not cached would have the kernel read it (old data below the
 // size) or zero it: that write goes through the scheduler.
-func (f *File) writeBuffered(b []byte, off int64, rwf uint32) (int, error) {
+//
+// ahead (a write without a whole page) following another such write that
+// ended where it starts lets a miss read the old data ahead for the writes
+// that follow (readAheadEdge); the edges of larger writes would find most
+// of such a window overwritten by their whole pages, and read one page
+// each, as os.File's writes do.
+func (f *File) writeBuffered(b []byte, off int64, rwf uint32, ahead bool) (int, error) {
 	f.mixing.Lock()
 	defer f.mixing.Unlock()
 	done := 0
-	if rwf == 0 && inlineEdges && f.cached(off, len(b)) {
+	hit := inlineEdges && f.cached(off, len(b))
+	if ahead {
+		// Read ahead for a stream of small writes, each starting where
+		// the last ended, not for one small write among large ones.
+		if !hit && off == f.smallEnd {
+			f.readAheadEdge(off)
+		}
+		f.smallEnd = off + int64(len(b))
+	}
+	if rwf == 0 && hit {
 		for done < len(b) {
 			n, err := unix.Pwrite(f.bfd, b[done:], off+int64(done))
 			if err == unix.EINTR {
@@ -297,6 +313,26 @@ func (f *File) writeBuffered(b []byte, off int64, rwf uint32) (int, error) {
 	}
 	return done, err
 }
+
+// readAheadEdge asks the kernel to read the file's old data ahead of an
+// edge write whose page is not cached (a recycled log: appends over old
+// bytes that must stay): edgeWindow bytes from its page, once per window,
+// in the background (posix_fadvise WILLNEED starts the reads and returns),
+// so that the edge writes that follow find their pages cached instead of
+// each waiting for a 4 KiB read. Past the size, or over holes and
+// unwritten extents, there is nothing to read and it costs nothing. The
+// caller holds f.mixing for writing.
+func (f *File) readAheadEdge(off int64) {
+	p := f.pageDown(off)
+	if p >= f.edgeRA && p < f.edgeRA+edgeWindow {
+		return
+	}
+	f.edgeRA = p
+	unix.Fadvise(f.bfd, p, edgeWindow, unix.FADV_WILLNEED) // advice only: an error changes nothing
+}
+
+// edgeWindow is how much readAheadEdge asks for at once.
+const edgeWindow = 256 << 10
 
 // inlineEdges lets writeBuffered write cached pages on the caller's thread
 // (BenchmarkSmallWrites turns it off to compare).
