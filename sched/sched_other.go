@@ -38,9 +38,15 @@ type Options struct {
 	Spin         time.Duration
 	NoInline     bool
 	Tracer       Tracer
-	FixedBuffers int
-	FixedFiles   int
+	FixedBuffers   int
+	FixedFiles     int
+	IOWQMaxWorkers int
+	Faults         FaultInjector
 }
+
+// FaultInjector injects failures for tests (Options.Faults). On this
+// system there is no scheduler to inject into.
+type FaultInjector interface{}
 
 // Scheduler is diskio's I/O scheduler. On this system none exists.
 type Scheduler struct{}
