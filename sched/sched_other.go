@@ -31,13 +31,13 @@ type Tracer interface{}
 
 // Options configure a Scheduler; on this system no Scheduler starts.
 type Options struct {
-	Backend      Backend
-	Entries      int
-	RingFlags    uint32
-	LockOSThread bool
-	Spin         time.Duration
-	NoInline     bool
-	Tracer       Tracer
+	Backend        Backend
+	Entries        int
+	RingFlags      uint32
+	LockOSThread   bool
+	Spin           time.Duration
+	NoInline       bool
+	Tracer         Tracer
 	FixedBuffers   int
 	FixedFiles     int
 	IOWQMaxWorkers int
