@@ -51,8 +51,26 @@ func IOWorkers() int {
 }
 
 // Tasks lists the thread ids of the process (/proc/self/task).
-func Tasks() []string {
-	fd, ok := openProc("/proc/self/task", unix.O_DIRECTORY)
+func Tasks() []string { return tasksIn("/proc/self/task") }
+
+// ThreadsOf counts the OS threads of another process, and how many of
+// them are io_uring workers, from outside: a child that is killed
+// (internal/crash's) reports nothing itself. It returns zeros once the
+// process is gone.
+func ThreadsOf(pid int) (threads, workers int) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
+	var comm [32]byte
+	for _, tid := range tasksIn(dir) {
+		threads++
+		if b, ok := readProc(dir+tid+"/comm", comm[:]); ok && bytes.HasPrefix(b, []byte("iou-wrk-")) {
+			workers++
+		}
+	}
+	return threads, workers
+}
+
+func tasksIn(dir string) []string {
+	fd, ok := openProc(dir, unix.O_DIRECTORY)
 	if !ok {
 		return nil
 	}

@@ -15,3 +15,6 @@ func CPUTime() time.Duration { return 0 }
 
 // Tasks returns nil: listing threads needs Linux's /proc.
 func Tasks() []string { return nil }
+
+// ThreadsOf returns zeros: counting threads needs Linux's /proc.
+func ThreadsOf(pid int) (threads, workers int) { return 0, 0 }
