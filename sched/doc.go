@@ -122,13 +122,15 @@
 //	threads (workers), group commit  8-9(1) 9-10(2) 12-13(4) 15-16(8)
 //
 // (Threads: the whole benchmark process, sampled from outside.) Between
-// rounds a cap moved 0.75-1.3x (quartiles), and a second run gave 0.95x
-// and 0.93x for group commit at 4 and 1.01x for the stream: group commit
-// and the stream need no more than 4, and the stream is faster with fewer
-// workers (ext4 serialises extending writes on the inode lock, so more
-// workers only queue on it). Many files each synced on its own want more,
-// as each fdatasync holds a worker while it waits for the journal: 4 gets
-// 0.90x of 8 there (IOWQMaxWorkers raises it).
+// rounds a cap moved 0.75-1.3x (quartiles). Two more runs gave, at 4,
+// 0.95x and 0.93x (no own files in that one), then 1.02x and 1.07x for
+// group commit, 1.01x and 1.43x for the stream, 0.82x for the own files:
+// group commit and the stream need no more than 4, and the stream is
+// faster with fewer workers (ext4 serialises extending writes on the
+// inode lock, so more workers only queue on it). Many files each synced
+// on its own want more, as each fdatasync holds a worker while it waits
+// for the journal: 4 gets 0.82-0.90x of 8 there (IOWQMaxWorkers raises
+// it).
 //
 // Registered buffers and files (AllocBuffer, RegisterFile) gave +15-20% IOPS
 // and 15-25% less CPU per op.
