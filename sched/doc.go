@@ -86,21 +86,52 @@
 // before the first write, sync or fallocate it submits (reads alone never
 // do: they need no workers, and the lock costs the template thread), and
 // caps the ring's pool with IORING_REGISTER_IOWQ_MAX_WORKERS
-// (Options.IOWQMaxWorkers: 4 bounded and 4 unbounded by default; both
-// count, as Linux 6.18 ran fsyncs and writes on unbounded workers too). The kernel gives a
-// ring's cap to a thread when it first submits to it only if that is the
-// thread's first ring, so the loop registers the cap once more from its
-// locked thread. With GOMAXPROCS=2, 64 and 1,000 such writers now peak at
-// 11 threads, 4 of them workers, all of one thread (TestWriterThreadsBounded;
-// the 7 others include the template thread). Linux AIO needs no workers of
-// ours (its fsync runs on the kernel's shared workqueue): 7-8 threads, as
-// its io_submit of an extending write blocks the loop's thread. Group
-// commit used at most 2 workers (two flushes in flight), durable
-// sequential writes 8 uncapped (one per write in flight, though ext4
-// serialises extending writes on the inode lock) and 4 capped. Caps of 1,
-// 2, 4 and 8 gave the same commits/s and MB/s within the noise of a busy
-// machine (README, "Durability"); 4 leaves group commit's two flushes room
-// for two writes beside them, and halves the stream's 8.
+// (Options.IOWQMaxWorkers, default 4; Fixed().Workers says what the kernel
+// accepted). The cap is set on bounded and unbounded workers alike, but
+// io-wq runs all work on regular files on bounded ones (allowed 1 bounded
+// and 6 unbounded, those 64 writers ran one worker), so file I/O gets 4.
+// The kernel gives a ring's cap to a thread when it first submits to it
+// only if that is the thread's first ring, so the loop registers the cap
+// once more from its locked thread.
+//
+// With GOMAXPROCS=2, 64 and 1,000 such writers peak at 10-12 threads, 4
+// of them workers, all of one thread; on Linux AIO (no workers of ours:
+// its fsync runs on the kernel's shared workqueue) at 5-7
+// (TestWriterThreadsBounded, 15 runs, CGO_ENABLED=0). The 6-8 that are not
+// workers are the runtime's: m0, sysmon, the loop's, the template thread
+// the first runtime.LockOSThread starts, and Ms started to take a P from a
+// thread blocked in a system call when no idle one was left (perf record
+// -e syscalls:sys_enter_clone -g names the path of each: handoffp from
+// sysmon's retake, or from a locked goroutine that parked). The same 64
+// goroutines reading instead peak at 5-7 with the loop unlocked and 6-7
+// locked. So GOMAXPROCS + 4 + the cap holds with the cap counted as the
+// kernel accepted it (4 + 4: 14, against 10-12), not with it counted as
+// the 4 workers file I/O can have (10, passed by 1-2 in 10 of 15 runs):
+// the lock's template thread, and a P retaken from a thread blocked in a
+// write or sync, put the floor at GOMAXPROCS + 4 to 6 before the workers.
+//
+// The cap's cost, measured side by side (BenchmarkWorkerCaps: a scheduler
+// per cap in one process, slices rotated, 30 rounds; median ratio to a cap
+// of 8, the kernel's own pool size on 2 CPUs):
+//
+//	cap                              1      2      4      8
+//	group commit, recycled log       1.06x  1.11x  1.00x  16.7k commits/s
+//	group commit, preallocated       1.06x  1.04x  0.97x  12.1k commits/s
+//	durable stream (a new file)      1.34x  1.38x  1.52x  255 MB/s
+//	64 writers, own files, Datasync  0.63x  0.82x  0.90x  3.3k writes/s
+//	threads (workers), group commit  8-9(1) 9-10(2) 12-13(4) 15-16(8)
+//
+// (Threads: the whole benchmark process, sampled from outside.) Between
+// rounds a cap moved 0.75-1.3x (quartiles). Two more runs gave, at 4,
+// 0.95x and 0.93x (no own files in that one), then 1.02x and 1.07x for
+// group commit, 1.01x and 1.43x for the stream, 0.82x for the own files:
+// group commit and the stream need no more than 4, and the stream is
+// faster with fewer workers (ext4 serialises extending writes on the
+// inode lock, so more workers only queue on it). Many files each synced
+// on its own want more, as each fdatasync holds a worker while it waits
+// for the journal: 4 gets 0.82-0.90x of 8 there (IOWQMaxWorkers raises
+// it).
+//
 // Registered buffers and files (AllocBuffer, RegisterFile) gave +15-20% IOPS
 // and 15-25% less CPU per op.
 //

@@ -93,6 +93,7 @@ type Round struct {
 	Lat            Latency `json:"lat_us"`
 	CPUUsPerOp     float64 `json:"cpu_us_per_op"`
 	ThreadsPeak    int     `json:"os_threads_peak"`
+	WorkersPeak    int     `json:"iou_workers_peak"`
 	AllocsPerOp    float64 `json:"allocs_per_op"`
 	SyscallsPerOp  float64 `json:"syscalls_per_op"`
 	SubmitUsPerOp  float64 `json:"submit_us_per_op,omitempty"`

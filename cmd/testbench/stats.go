@@ -71,14 +71,14 @@ func pct(s Interval, center float64) string {
 
 // roundOf is the measured part of a run's Result.
 func roundOf(r Result, order int) Round {
-	return Round{IOPS: r.IOPS, MBPerS: r.MBPerS, Lat: r.Lat, CPUUsPerOp: r.CPUUsPerOp, ThreadsPeak: r.ThreadsPeak,
+	return Round{IOPS: r.IOPS, MBPerS: r.MBPerS, Lat: r.Lat, CPUUsPerOp: r.CPUUsPerOp, ThreadsPeak: r.ThreadsPeak, WorkersPeak: r.WorkersPeak,
 		AllocsPerOp: r.AllocsPerOp, SyscallsPerOp: r.SyscallsPerOp, SubmitUsPerOp: r.SubmitUsPerOp,
 		ReadBytesPerOp: r.ReadBytesPerOp, ReadReqsPerOp: r.ReadReqsPerOp, Ops: r.Ops, Bytes: r.Bytes, Seconds: r.Seconds, Order: order}
 }
 
 // aggregate makes a row of its rounds: r is the row's description (and
 // any note); the measurements are the medians over rounds (the thread
-// peak too), Max the largest, the counts the sums.
+// and io_uring worker peaks too), Max the largest, the counts the sums.
 func aggregate(r Result, rounds []Round) Result {
 	r.Rounds = rounds
 	if len(rounds) == 0 {
@@ -103,6 +103,7 @@ func aggregate(r Result, rounds []Round) Result {
 	r.Spread = Spread{IOPS: iops.ci, MBPerS: mbps.ci, P50: p50.ci, P99: p99.ci, Threads: thr.ci}
 	r.CPUUsPerOp = median(col(func(rd Round) float64 { return rd.CPUUsPerOp }))
 	r.ThreadsPeak = int(math.Round(thr.center))
+	r.WorkersPeak = int(math.Round(median(col(func(rd Round) float64 { return float64(rd.WorkersPeak) }))))
 	r.AllocsPerOp = median(col(func(rd Round) float64 { return rd.AllocsPerOp }))
 	r.SyscallsPerOp = median(col(func(rd Round) float64 { return rd.SyscallsPerOp }))
 	r.SubmitUsPerOp = median(col(func(rd Round) float64 { return rd.SubmitUsPerOp }))

@@ -120,3 +120,14 @@ func TestExceedance(t *testing.T) {
 	}
 	require.Less(t, pts[len(pts)-1].Y, 1e-4, "the curve leaves the panel at the floor")
 }
+
+// A row's thread column is the median of its rounds' peaks, with io_uring's
+// workers among them (they were dropped between the rounds and the row).
+func TestThreadsCellCarriesWorkers(t *testing.T) {
+	r := aggregate(Result{Group: "g", Label: "uring", Backend: "uring"}, []Round{
+		{ThreadsPeak: 11, WorkersPeak: 4}, {ThreadsPeak: 12, WorkersPeak: 4}, {ThreadsPeak: 10, WorkersPeak: 3},
+	})
+	require.Equal(t, "11 (4 iou-wrk)", threadsCell(r))
+	r = aggregate(Result{Group: "g", Label: "aio", Backend: "aio"}, []Round{{ThreadsPeak: 6}, {ThreadsPeak: 5}})
+	require.Equal(t, "6", threadsCell(r))
+}

@@ -141,9 +141,14 @@ func TestMeterSeesThreadsCPUAndAllocs(t *testing.T) {
 		}()
 	}
 	time.Sleep(3 * SampleEvery)
+	// Busy until the process has used 20ms of CPU (not of wall time: on
+	// a busy machine 20ms of wall time may get half of that).
 	var sink []*[64]byte
-	for t0 := time.Now(); time.Since(t0) < 20*time.Millisecond; {
-		sink = append(sink, new([64]byte))
+	cpu0 := CPUTime()
+	for t0 := time.Now(); CPUTime()-cpu0 < 20*time.Millisecond && time.Since(t0) < 5*time.Second; {
+		for range 1000 {
+			sink = append(sink, new([64]byte))
+		}
 	}
 	close(stop)
 	wg.Wait()
@@ -154,10 +159,13 @@ func TestMeterSeesThreadsCPUAndAllocs(t *testing.T) {
 	if u.CPU < 10*time.Millisecond {
 		t.Errorf("cpu %v after 20ms of busy work", u.CPU)
 	}
-	if u.Allocs < uint64(len(sink)) {
+	// The runtime counts allocations when the span they came from leaves
+	// its P's cache: up to a span per P (128 of these objects) may not
+	// be counted yet.
+	if u.Allocs+256 < uint64(len(sink)) {
 		t.Errorf("allocs %d, made %d", u.Allocs, len(sink))
 	}
-	if u.Elapsed < 20*time.Millisecond {
+	if u.Elapsed < 10*time.Millisecond {
 		t.Errorf("elapsed %v", u.Elapsed)
 	}
 }

@@ -12,3 +12,9 @@ func IOWorkers() int { return 0 }
 
 // CPUTime returns 0: process CPU time is read with Linux's getrusage here.
 func CPUTime() time.Duration { return 0 }
+
+// Tasks returns nil: listing threads needs Linux's /proc.
+func Tasks() []string { return nil }
+
+// ThreadsOf returns zeros: counting threads needs Linux's /proc.
+func ThreadsOf(pid int) (threads, workers int) { return 0, 0 }

@@ -94,6 +94,6 @@ func TestRunChildFailureReported(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "crash.log"), []byte("not a log at all"), 0o644))
 	o := Options{Dir: dir, Iterations: 1, KillMin: time.Second}
 	o.Path = filepath.Join(dir, "crash.log")
-	_, err := runChild(context.Background(), o, childSpec{Mode: "append", Append: AppendOptions{Path: o.Path}}, time.Second)
+	_, err := runChild(context.Background(), o, childSpec{Mode: "append", Append: AppendOptions{Path: o.Path}}, time.Second, &Report{})
 	require.ErrorContains(t, err, "no valid header")
 }

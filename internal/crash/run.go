@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"time"
+
+	"github.com/diskio-go/diskio/internal/bench"
 )
 
 // Options configure Run.
@@ -36,10 +38,14 @@ type Report struct {
 	Records    uint64 // records in the log after the last kill
 	TornTails  int    // kills that left a partial record (or padding) after the valid prefix
 	Bytes      int64  // size of the log after the last kill
+	// The most OS threads a child had at once, and of them io_uring
+	// workers (iou-wrk), sampled from outside every millisecond.
+	PeakThreads, PeakWorkers int
 }
 
 func (r Report) String() string {
-	return fmt.Sprintf("%d kills, %d records acknowledged, %d found intact, %d torn tails, log %d bytes", r.Iterations, r.Acked, r.Records, r.TornTails, r.Bytes)
+	return fmt.Sprintf("%d kills, %d records acknowledged, %d found intact, %d torn tails, log %d bytes; children peaked at %d OS threads (%d iou-wrk)",
+		r.Iterations, r.Acked, r.Records, r.TornTails, r.Bytes, r.PeakThreads, r.PeakWorkers)
 }
 
 const childEnv = "DISKIO_CRASH_CHILD"
@@ -123,7 +129,7 @@ func run(ctx context.Context, o Options, checker bool) (Report, error) {
 	for i := range o.Iterations {
 		wait := o.KillMin + time.Duration(rng.Int64N(int64(o.KillMax-o.KillMin)+1))
 		if checker {
-			r, err := diskcheckOnce(ctx, o, wait)
+			r, err := diskcheckOnce(ctx, o, wait, &rep)
 			rep.Iterations, rep.Acked, rep.Records, rep.Bytes = i+1, r.Acked, r.Records, r.Bytes
 			rep.TornTails += r.TornTails
 			if err != nil {
@@ -131,7 +137,7 @@ func run(ctx context.Context, o Options, checker bool) (Report, error) {
 			}
 			continue
 		}
-		acked, err := runChild(ctx, o, childSpec{Mode: "append", Append: o.AppendOptions}, wait)
+		acked, err := runChild(ctx, o, childSpec{Mode: "append", Append: o.AppendOptions}, wait, &rep)
 		if err != nil {
 			return rep, fmt.Errorf("crash: iteration %d: %w", i, err)
 		}
@@ -156,7 +162,7 @@ func run(ctx context.Context, o Options, checker bool) (Report, error) {
 
 // diskcheckOnce runs one child in client mode against a loopback
 // listener, kills it, and verifies the log against the listener's file.
-func diskcheckOnce(ctx context.Context, o Options, wait time.Duration) (Report, error) {
+func diskcheckOnce(ctx context.Context, o Options, wait time.Duration, peaks *Report) (Report, error) {
 	ln, err := Listen("127.0.0.1:0")
 	if err != nil {
 		return Report{}, err
@@ -165,7 +171,7 @@ func diskcheckOnce(ctx context.Context, o Options, wait time.Duration) (Report, 
 	sctx, stop := context.WithCancel(ctx)
 	served := make(chan error, 1)
 	go func() { served <- Serve(sctx, ln, ackPath) }()
-	acked, err := runChild(ctx, o, childSpec{Mode: "client", Addr: ln.Addr().String(), Append: o.AppendOptions}, wait)
+	acked, err := runChild(ctx, o, childSpec{Mode: "client", Addr: ln.Addr().String(), Append: o.AppendOptions}, wait, peaks)
 	stop()
 	if serr := <-served; err == nil {
 		err = serr
@@ -181,8 +187,9 @@ func diskcheckOnce(ctx context.Context, o Options, wait time.Duration) (Report, 
 }
 
 // runChild starts a child, kills it wait after it reported ready, and
-// returns the last acknowledgement it wrote before dying.
-func runChild(ctx context.Context, o Options, spec childSpec, wait time.Duration) (uint64, error) {
+// returns the last acknowledgement it wrote before dying. It raises
+// peaks' thread counts to the child's.
+func runChild(ctx context.Context, o Options, spec childSpec, wait time.Duration, peaks *Report) (uint64, error) {
 	js, err := json.Marshal(spec)
 	if err != nil {
 		return 0, err
@@ -206,6 +213,21 @@ func runChild(ctx context.Context, o Options, spec childSpec, wait time.Duration
 	if err := cmd.Start(); err != nil {
 		return 0, err
 	}
+	sampled := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			n, w := bench.ThreadsOf(cmd.Process.Pid)
+			peaks.PeakThreads = max(peaks.PeakThreads, n)
+			peaks.PeakWorkers = max(peaks.PeakWorkers, w)
+			select {
+			case <-exited:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
 	var acked atomic.Uint64
 	ready := make(chan struct{})
 	readErr := make(chan error, 1)
@@ -247,6 +269,8 @@ func runChild(ctx context.Context, o Options, spec childSpec, wait time.Duration
 	// Acknowledgements written before the kill are still in the pipe:
 	// read to its end before counting.
 	rerr := <-readErr
+	close(exited)
+	<-sampled
 	werr := cmd.Wait()
 	if !alive {
 		return acked.Load(), fmt.Errorf("child exited before it was killed: %v: %s", werr, bytes.TrimSpace(stderr.Bytes()))

@@ -58,7 +58,7 @@ func main() {
 	flag.Int64Var(&cacheMiB, "cache", 64, "Pebble block cache, MiB")
 	flag.Int64Var(&diskioCacheMiB, "diskio-cache", -1, "block cache for the diskio database in direct mode, MiB (default: -cache); buffered mode keeps the page cache and gets -cache")
 	flag.StringVar(&c.workloads, "workloads", "A,B,C,D,E,F", "workloads to run, in order (A-F; U is A with uniform keys)")
-	flag.StringVar(&c.fss, "fs", "default,diskio", "file systems, alternated within each workload: default, or diskio with any of the suffixes -direct, -buffered (else -mode), -dsync (WAL files O_DSYNC: FS.WALDSync), -raN (N reads in flight for sequential reads: FS.ReadAhead), e.g. diskio-direct-ra1")
+	flag.StringVar(&c.fss, "fs", "default,diskio", "file systems, alternated within each workload: default, mem (vfs.NewMem: no disk at all, the floor of threads and CPU; each phase loads its own database first, unmeasured), or diskio with any of the suffixes -direct, -buffered (else -mode), -dsync (WAL files O_DSYNC: FS.WALDSync), -raN (N reads in flight for sequential reads: FS.ReadAhead), e.g. diskio-direct-ra1")
 	flag.StringVar(&c.mode, "mode", "direct", "pebblevfs mode of the diskio file system: direct (Pebble's block cache is the cache) or buffered (the page cache kept)")
 	flag.IntVar(&c.rounds, "rounds", 1, "times to repeat the load and the workloads (loading afresh each round)")
 	flag.BoolVar(&c.sync, "sync", true, "commit updates and inserts with pebble.Sync (as Pebble's own ycsb does)")
@@ -115,6 +115,9 @@ func run(c config) error {
 	root := filepath.Join(c.dir, "ycsb-pebble")
 	if !c.load {
 		for _, fs := range fss {
+			if fs == "mem" {
+				continue
+			}
 			if _, err := os.Stat(filepath.Join(root, fs)); err != nil {
 				return fmt.Errorf("-load=false needs the databases of a -keep run: %w", err)
 			}
@@ -134,8 +137,8 @@ func run(c config) error {
 		}
 		r.Round = round
 		results = append(results, r)
-		fmt.Fprintf(os.Stderr, "%-8s %-6s %10.0f ops/s  p50 %8.1f µs  p99 %9.1f µs  %6.1f CPU µs/op  %3d threads\n",
-			r.Workload, r.FS, r.OpsPerSec, r.P50, r.P99, r.CPUPerOp, r.Threads)
+		fmt.Fprintf(os.Stderr, "%-8s %-6s %10.0f ops/s  p50 %8.1f µs  p99 %9.1f µs  %6.1f CPU µs/op  %s threads\n",
+			r.Workload, r.FS, r.OpsPerSec, r.P50, r.P99, r.CPUPerOp, threadsCell(r))
 		return nil
 	}
 	for rd := range c.rounds {
@@ -180,11 +183,11 @@ type fsConfig struct {
 func parseFS(name string, mode pebblevfs.Mode) (fsConfig, error) {
 	parts := strings.Split(name, "-")
 	c := fsConfig{mode: mode}
-	if name == "default" {
+	if name == "default" || name == "mem" {
 		return c, nil
 	}
 	if parts[0] != "diskio" {
-		return c, fmt.Errorf("unknown -fs %q: default, or diskio with suffixes -direct, -buffered, -dsync, -raN", name)
+		return c, fmt.Errorf("unknown -fs %q: default, mem, or diskio with suffixes -direct, -buffered, -dsync, -raN", name)
 	}
 	for _, p := range parts[1:] {
 		switch {
@@ -247,6 +250,15 @@ func child(phase string) (result, error) {
 	return r, nil
 }
 
+// threadsCell is a phase's peak OS threads, with io_uring's workers
+// among them when there were any.
+func threadsCell(r result) string {
+	if r.Workers > 0 {
+		return fmt.Sprintf("%d (%d iou-wrk)", r.Threads, r.Workers)
+	}
+	return strconv.Itoa(r.Threads)
+}
+
 func printTable(rs []result) {
 	base := map[int]float64{} // the vfs.Default result of each round
 	for _, r := range rs {
@@ -263,8 +275,8 @@ func printTable(rs []result) {
 		if b := base[r.Round]; b > 0 {
 			ratio = fmt.Sprintf("%.2fx", r.OpsPerSec/b)
 		}
-		fmt.Printf("| %s | %s | %.0f | %s | %.1f | %.1f | %.1f | %d | %.0f | %.0f |\n",
-			r.Workload, r.FS, r.OpsPerSec, ratio, r.P50, r.P99, r.CPUPerOp, r.Threads,
+		fmt.Printf("| %s | %s | %.0f | %s | %.1f | %.1f | %.1f | %s | %.0f | %.0f |\n",
+			r.Workload, r.FS, r.OpsPerSec, ratio, r.P50, r.P99, r.CPUPerOp, threadsCell(r),
 			float64(r.ReadBytes)/(1<<20), float64(r.WriteBytes)/(1<<20))
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/bench"
 )
 
 // measure takes the process's CPU time, storage I/O and peak OS threads
@@ -20,6 +22,7 @@ type measure struct {
 	cpu        time.Duration
 	rd, wr     int64
 	peak       int
+	workers    int // peak io_uring workers (iou-wrk)
 	stopSample chan struct{}
 	wg         sync.WaitGroup
 }
@@ -53,13 +56,10 @@ func ioBytes() (rd, wr int64) {
 	return rd, wr
 }
 
-func threads() int {
-	ents, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return 0
-	}
-	return len(ents)
-}
+// threads counts the process's OS threads (io_uring's workers among
+// them) with raw system calls, so that the sampler itself never makes
+// the runtime start a thread (see bench.Threads).
+func threads() int { return bench.Threads() }
 
 func startMeasure() *measure {
 	m := &measure{start: time.Now(), cpu: cpuTime(), peak: threads(), stopSample: make(chan struct{})}
@@ -74,7 +74,12 @@ func startMeasure() *measure {
 			case <-m.stopSample:
 				return
 			case <-t.C:
-				m.peak = max(m.peak, threads())
+				// Workers are counted only when the total grew: a
+				// count reads a file per thread.
+				if n := threads(); n > m.peak {
+					m.peak = n
+					m.workers = max(m.workers, bench.IOWorkers())
+				}
 			}
 		}
 	}()
@@ -92,6 +97,7 @@ func (m *measure) stop(ops int64) result {
 		OpsPerSec:  float64(ops) / elapsed.Seconds(),
 		CPUPerOp:   float64(cpu.Microseconds()) / float64(max(ops, 1)),
 		Threads:    max(m.peak, threads()),
+		Workers:    max(m.workers, bench.IOWorkers()),
 		ReadBytes:  rd - m.rd,
 		WriteBytes: wr - m.wr,
 	}

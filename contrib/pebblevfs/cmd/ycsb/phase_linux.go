@@ -33,6 +33,7 @@ type result struct {
 	P50, P99              float64 // µs
 	CPUPerOp              float64 // µs of user+system CPU of the whole process
 	Threads               int     // peak OS threads of the process
+	Workers               int     // of them io_uring workers (iou-wrk), at the peak
 	ReadBytes, WriteBytes int64   // storage I/O of the process (/proc/self/io)
 }
 
@@ -43,6 +44,10 @@ func runChild(c config) error {
 	dir := filepath.Join(c.dir, "ycsb-pebble", fsName)
 	cacheSize := c.cache
 	opts := &pebble.Options{Logger: quietLogger{}, FS: vfs.Default}
+	mem := fsName == "mem"
+	if mem {
+		opts.FS = vfs.NewMem()
+	}
 	var tr phaseTracer
 	if strings.HasPrefix(fsName, "diskio") {
 		cacheSize = c.diskioCache
@@ -79,11 +84,13 @@ func runChild(c config) error {
 	defer cache.Unref()
 	opts.Cache = cache
 
-	if wname == "load" {
+	switch {
+	case mem: // a fresh process's memory file system is empty
+	case wname == "load":
 		if err := os.RemoveAll(dir); err != nil {
 			return err
 		}
-	} else if c.evict {
+	case c.evict:
 		if err := evict(dir); err != nil {
 			return err
 		}
@@ -91,6 +98,12 @@ func runChild(c config) error {
 	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		return err
+	}
+	if mem && wname != "load" {
+		if _, _, err := load(c, db); err != nil {
+			db.Close()
+			return err
+		}
 	}
 	m := startMeasure()
 	if c.cpuprofile != "" {
