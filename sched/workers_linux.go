@@ -63,23 +63,32 @@ func (q *uringQueue) capWorkers(n int) WorkerStatus {
 	if n > math.MaxInt32 {
 		return WorkerStatus{Reason: fmt.Sprintf("Options.IOWQMaxWorkers %d is more than the kernel takes (%d)", n, math.MaxInt32)}
 	}
-	sqe := q.sqe()
-	sqe.PrepNop()
-	sqe.UserData = ^uint64(0)
-	if _, err := q.ring.SubmitAndWait(1); err != nil {
-		return WorkerStatus{Reason: err.Error()}
-	}
-	if _, err := q.ring.ReapCQEs(q.cqes[:1]); err != nil {
-		return WorkerStatus{Reason: err.Error()}
-	}
-	_, err := q.ring.RegisterIOWQMaxWorkers(uring.MaxWorkers{Bounded: uint32(n), Unbounded: uint32(n)})
-	if err != nil {
-		return WorkerStatus{Reason: err.Error()}
-	}
-	q.maxWorkers = uring.MaxWorkers{Bounded: uint32(n), Unbounded: uint32(n)}
-	got, err := q.ring.RegisterIOWQMaxWorkers(uring.MaxWorkers{})
-	if err != nil {
-		return WorkerStatus{Reason: err.Error()}
+	want := uring.MaxWorkers{Bounded: uint32(n), Unbounded: uint32(n)}
+	// The goroutine is not locked to its thread yet, and may move between
+	// the calls: the kernel then reads back zeros (the new thread has no
+	// pool). A few attempts find one thread for all three.
+	var got uring.MaxWorkers
+	for range 4 {
+		sqe := q.sqe()
+		sqe.PrepNop()
+		sqe.UserData = ^uint64(0)
+		if _, err := q.ring.SubmitAndWait(1); err != nil {
+			return WorkerStatus{Reason: err.Error()}
+		}
+		if _, err := q.ring.ReapCQEs(q.cqes[:1]); err != nil {
+			return WorkerStatus{Reason: err.Error()}
+		}
+		if _, err := q.ring.RegisterIOWQMaxWorkers(want); err != nil {
+			return WorkerStatus{Reason: err.Error()}
+		}
+		q.maxWorkers = want
+		var err error
+		if got, err = q.ring.RegisterIOWQMaxWorkers(uring.MaxWorkers{}); err != nil {
+			return WorkerStatus{Reason: err.Error()}
+		}
+		if got != (uring.MaxWorkers{}) {
+			break
+		}
 	}
 	return WorkerStatus{Capped: true, Max: got}
 }
