@@ -113,8 +113,24 @@ func (l *loop) main() {
 		if l.tracer != nil && n > 0 {
 			l.now = Now() // one clock read stamps the whole batch
 		}
+		woke := false
 		for _, c := range l.done[:n] {
-			l.complete(c)
+			woke = l.complete(c) || woke
+		}
+		if woke && !l.locked {
+			// Let the callers just woken run on this thread now:
+			// the first waits in this P's runnext, and would
+			// otherwise wait for another thread to be woken to
+			// take it (tens of µs on a VM), while a caller
+			// answering its completion with its next request (a
+			// stream refilling its read-ahead, a reader in a loop)
+			// finds this loop awake. Gosched wakes an idle P's
+			// thread for the loop, which then finds those requests
+			// together. 4 KiB scan, read-ahead 50: from completion
+			// to the slot's next read in the kernel 137-147 µs p50
+			// before, 51-54 after. A locked loop (see run) would
+			// hand its P to another thread instead: it keeps it.
+			runtime.Gosched()
 		}
 		if progress || n > 0 {
 			idle = 0
@@ -250,10 +266,12 @@ func (l *loop) submit(r *request) {
 	}
 }
 
-func (l *loop) complete(c completion) {
+// complete ends the request in c's slot, or queues it to be resubmitted;
+// it reports whether it woke a caller.
+func (l *loop) complete(c completion) bool {
 	if c.slot == l.wakeSlot {
 		l.armed = false
-		return
+		return false
 	}
 	r := l.slots[c.slot]
 	l.slots[c.slot] = nil
@@ -261,12 +279,13 @@ func (l *loop) complete(c completion) {
 	l.inflight--
 	if !finish(r, c.res) {
 		l.retry = append(l.retry, r)
-		return
+		return false
 	}
 	r.tComplete = l.now
 	g := r.group // read before the wake-up: the caller may recycle r
 	r.wake <- struct{}{}
 	g.done()
+	return true
 }
 
 // fatal handles a failure of the kernel queue itself (not of a request),
