@@ -425,7 +425,7 @@ func procStatus() (threads, rss int64) {
 	return threads, rss
 }
 
-// BenchmarkWALAppend: one writer appending 100 B and 1 KiB records with
+// BenchmarkWALAppend: one writer appending 100 B, 1 KiB and 64 KiB records with
 // Datasync after each, on a growing, a preallocated and a recycled file:
 // diskio, diskio without durable writes in one trip (write, then
 // fdatasync), diskio with the filesystem block as its unit, os.File
@@ -439,7 +439,7 @@ func BenchmarkWALAppend(b *testing.B) {
 		backends = strings.Split(v, ",")
 	}
 	for _, kind := range kinds {
-		for _, size := range []int{100, 1024} {
+		for _, size := range []int{100, 1024, 64 << 10} {
 			for _, be := range backends {
 				b.Run(fmt.Sprintf("%s/%d/%s", kind, size, be), func(b *testing.B) {
 					name := filepath.Join(benchDir(b), "wal")
