@@ -14,8 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The write path: Write, WriteAt, O_APPEND, and partial blocks under
-// page-range locks.
+// The write path: Write, WriteAt, O_APPEND; whole blocks direct, the
+// pages of partial blocks through the page cache (writeDirect).
 
 // Write writes b at the cursor (at the end with O_APPEND) and advances it.
 func (f *File) Write(b []byte) (int, error) {
