@@ -13,8 +13,9 @@ import (
 
 // BenchmarkSmallWrites: one writer appending records of 100 B, 1 KiB and
 // 10 KiB with Write and no flush (a log between its syncs, an encoder
-// writing a file), on a new file and on a recycled one (written, synced
-// and dropped from the page cache before), through a File and through
+// writing a file), on a new file, on a recycled one (written, synced
+// and dropped from the page cache before) and on a new file opened
+// O_APPEND (the kernel's appends), through a File and through
 // os.File, with a Datasync at the end; diskio-ring sends every edge write
 // through the scheduler (inlineEdges off). Unaligned records take the
 // File's page-cache edge path; the 10 KiB ones also write whole pages
@@ -23,7 +24,7 @@ import (
 //
 //	go test -run '^$' -bench SmallWrites -benchtime 20000x -count 2 .
 func BenchmarkSmallWrites(b *testing.B) {
-	for _, kind := range []string{"new", "recycled"} {
+	for _, kind := range []string{"new", "recycled", "append"} {
 		for _, size := range []int{100, 1024, 10 << 10} {
 			for _, be := range []string{"diskio", "diskio-ring", "os.File"} {
 				b.Run(fmt.Sprintf("%s/%d/%s", kind, size, be), func(b *testing.B) {
@@ -53,8 +54,12 @@ func BenchmarkSmallWrites(b *testing.B) {
 					}
 					var f file
 					var flush func() error
+					flag := os.O_WRONLY | os.O_CREATE
+					if kind == "append" {
+						flag |= os.O_APPEND
+					}
 					if be == "os.File" {
-						o, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE, 0o644)
+						o, err := os.OpenFile(name, flag, 0o644)
 						if err != nil {
 							b.Fatal(err)
 						}
@@ -62,7 +67,7 @@ func BenchmarkSmallWrites(b *testing.B) {
 					} else {
 						inlineEdges = be == "diskio"
 						b.Cleanup(func() { inlineEdges = true })
-						d, err := OpenFile(name, os.O_WRONLY|os.O_CREATE, 0o644)
+						d, err := OpenFile(name, flag, 0o644)
 						if err != nil {
 							b.Fatal(err)
 						}

@@ -71,6 +71,16 @@ func (f *File) Write(b []byte) (int, error) {
 // end of this write, unless another descriptor appended in between.
 func (f *File) appendWrite(b []byte) (int, error) {
 	rwf := f.dur.take()
+	if rwf == 0 && inlineEdges {
+		n, pos, err := f.appendInline(b)
+		f.dur.done(rwf)
+		if pos >= 0 {
+			f.mu.Lock()
+			f.pos = pos
+			f.mu.Unlock()
+		}
+		return n, err
+	}
 	f.mixing.Lock()
 	n, err := f.s.WriteAtFlags(f.bfd, b, 0, unix.RWF_APPEND|rwf)
 	f.mixing.Unlock()
@@ -88,6 +98,43 @@ func (f *File) appendWrite(b []byte) (int, error) {
 		_, err = sizeOf(f.bfd) // why statx failed
 	}
 	return n, err
+}
+
+// appendInline is an O_APPEND Write that need not wait for the disk,
+// made on the caller's thread as os.File makes it: an append is a copy
+// into the page cache at the file's end, where the last page is the one
+// the previous append left (or past the size, zero-filled without a
+// read). pwritev2 at offset -1 with RWF_APPEND appends and leaves the
+// descriptor's offset at the end of this write, which lseek then reads:
+// the cursor is exact even when other descriptors append meanwhile. pos
+// is -1 if it could not be read.
+func (f *File) appendInline(b []byte) (n int, pos int64, err error) {
+	f.mixing.Lock()
+	defer f.mixing.Unlock()
+	for n < len(b) {
+		m, err := unix.Pwritev2(f.bfd, [][]byte{b[n:]}, -1, unix.RWF_APPEND)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, f.endOf(), err
+		}
+		if m == 0 {
+			return n, f.endOf(), io.ErrShortWrite
+		}
+		n += m
+	}
+	return n, f.endOf(), nil
+}
+
+// endOf returns the buffered descriptor's offset (after an append: the
+// end of it), or -1.
+func (f *File) endOf() int64 {
+	pos, err := unix.Seek(f.bfd, 0, io.SeekCurrent)
+	if err != nil {
+		return -1
+	}
+	return pos
 }
 
 // writeDurably is writeAt for Write and WriteAt: durable in one trip
