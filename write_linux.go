@@ -71,7 +71,7 @@ func (f *File) Write(b []byte) (int, error) {
 // end of this write, unless another descriptor appended in between.
 func (f *File) appendWrite(b []byte) (int, error) {
 	rwf := f.dur.take()
-	if rwf == 0 && inlineEdges {
+	if rwf == 0 && inlineWrites {
 		n, pos, err := f.appendInline(b)
 		f.dur.done(rwf)
 		if pos >= 0 {
@@ -326,7 +326,7 @@ func (f *File) writeBuffered(b []byte, off int64, rwf uint32, ahead bool) (int, 
 	f.mixing.Lock()
 	defer f.mixing.Unlock()
 	done := 0
-	hit := inlineEdges && f.cached(off, len(b))
+	hit := inlineWrites && f.cached(off, len(b))
 	if ahead {
 		// Read ahead for a stream of small writes, each starting where
 		// the last ended, not for one small write among large ones.
@@ -381,9 +381,10 @@ func (f *File) readAheadEdge(off int64) {
 // edgeWindow is how much readAheadEdge asks for at once.
 const edgeWindow = 256 << 10
 
-// inlineEdges lets writeBuffered write cached pages on the caller's thread
-// (BenchmarkSmallWrites turns it off to compare).
-var inlineEdges = true
+// inlineWrites lets writeBuffered write cached pages, and appendWrite
+// append, on the caller's thread (BenchmarkSmallWrites turns it off to
+// compare with the scheduler's path).
+var inlineWrites = true
 
 // noCachestat is set once the kernel refuses cachestat (Linux < 6.5).
 var noCachestat atomic.Bool
