@@ -31,7 +31,6 @@ type pageCache struct {
 	cold    atomic.Bool   // the last read attempt found nothing (EAGAIN): a miss is likely
 	skipped atomic.Uint32 // reads sent straight to the scheduler while cold
 	noWrite atomic.Bool
-	checked sync.Once // the descriptor's O_SYNC/O_DSYNC looked at
 
 	mu                      sync.Mutex
 	readReason, writeReason string
@@ -141,13 +140,6 @@ const coldProbe = 8
 // takes at once on the caller's goroutine, the rest through the
 // scheduler. rwf are WriteAtFlags' flags.
 func (f *File) writeCached(b []byte, off int64, rwf uint32) (int, error) {
-	f.pc.checked.Do(func() {
-		// A synchronous descriptor waits for the disk in every write:
-		// RWF_NOWAIT could only fail.
-		if fl, err := unix.FcntlInt(uintptr(f.fd), unix.F_GETFL, 0); err == nil && fl&(unix.O_SYNC|unix.O_DSYNC) != 0 {
-			f.pc.refuse(&f.pc.noWrite, &f.pc.writeReason, "opened with O_SYNC or O_DSYNC")
-		}
-	})
 	done := 0
 	for rwf&(unix.RWF_DSYNC|unix.RWF_SYNC) == 0 && !f.pc.noWrite.Load() && done < len(b) {
 		n, err := f.s.WriteAtNowait(f.fd, b[done:], off+int64(done), rwf)

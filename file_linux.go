@@ -33,6 +33,7 @@ type File struct {
 	mem    uintptr
 	acc    int  // O_RDONLY, O_WRONLY or O_RDWR, as the caller opened it
 	append bool // O_APPEND: every Write is the kernel's append (RWF_APPEND on bfd)
+	syncFd bool // bfd is O_SYNC or O_DSYNC: every write through it waits for the disk
 	fixed  bool // fd is in the scheduler's registered file table
 	plain  bool // not a regular file: every call goes to osf (plain_linux.go)
 
@@ -167,6 +168,7 @@ func (f *File) setup(mode DirectMode) error {
 		return err
 	}
 	regular := st.Mode&unix.S_IFMT == unix.S_IFREG
+	f.syncFd = fl&(unix.O_SYNC|unix.O_DSYNC) != 0
 	if mode != DirectOff && regular {
 		acc := unix.O_RDWR
 		if f.acc == os.O_RDONLY {
@@ -207,6 +209,10 @@ func (f *File) setup(mode DirectMode) error {
 		case mode == DirectRequired:
 			return err
 		}
+	}
+	if !f.direct && f.syncFd {
+		// RWF_NOWAIT could only fail: every write waits for the disk.
+		f.pc.refuse(&f.pc.noWrite, &f.pc.writeReason, "opened with O_SYNC or O_DSYNC")
 	}
 	f.dur.init()
 	if f.s.RegisterFile(f.fd) == nil {

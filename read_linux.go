@@ -61,13 +61,7 @@ func (f *File) ReadAt(b []byte, off int64) (int, error) {
 		return 0, err
 	}
 	defer f.release()
-	var n int
-	var err error
-	if !f.direct && f.acc != os.O_WRONLY && off+int64(len(b)) >= 0 {
-		n, err = f.readCached(b, off) // readAt's buffered case, one call shorter
-	} else {
-		n, err = f.readAt(b, off)
-	}
+	n, err := f.readAt(b, off)
 	if err == nil {
 		if n < len(b) {
 			return n, io.EOF

@@ -124,25 +124,16 @@ func storeMax(v *atomic.Uint64, x uint64) {
 }
 
 // fileStamp is what the kernel says of a file without a timestamp query
-// (see sizeOf): its size and allocated blocks.
+// (statOf): its size and allocated blocks.
 type fileStamp struct {
 	ok           bool
 	size, blocks int64
 }
 
-func stampOf(fd int) fileStamp {
-	var stx unix.Statx_t
-	if unix.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_STATX_SYNC_AS_STAT, unix.STATX_SIZE|unix.STATX_BLOCKS, &stx) != nil ||
-		stx.Mask&(unix.STATX_SIZE|unix.STATX_BLOCKS) != unix.STATX_SIZE|unix.STATX_BLOCKS {
-		return fileStamp{}
-	}
-	return fileStamp{ok: true, size: int64(stx.Size), blocks: int64(stx.Blocks)}
-}
-
 // stampDurable records the file's stamp after a durable write of this
 // File's, for nothingToFlush.
 func (f *File) stampDurable() {
-	st := stampOf(f.fd)
+	st, _ := statOf(f.fd) // on failure !ok: the next flush is not skipped
 	f.mu.Lock()
 	f.durStamp = st
 	f.mu.Unlock()
@@ -158,7 +149,7 @@ func (f *File) nothingToFlush(full bool) bool {
 	if !f.dur.clean(full) {
 		return false
 	}
-	st := stampOf(f.fd)
+	st, _ := statOf(f.fd)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return st.ok && f.durStamp == st

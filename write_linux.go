@@ -71,7 +71,7 @@ func (f *File) Write(b []byte) (int, error) {
 // end of this write, unless another descriptor appended in between.
 func (f *File) appendWrite(b []byte) (int, error) {
 	rwf := f.dur.take()
-	if rwf == 0 && inlineWrites {
+	if rwf == 0 && inlineWrites && !f.syncFd {
 		n, pos, err := f.appendInline(b)
 		f.dur.done(rwf)
 		if pos >= 0 {
@@ -85,7 +85,7 @@ func (f *File) appendWrite(b []byte) (int, error) {
 	n, err := f.s.WriteAtFlags(f.bfd, b, 0, unix.RWF_APPEND|rwf)
 	f.mixing.Unlock()
 	f.dur.done(rwf)
-	st := stampOf(f.bfd)
+	st, serr := statOf(f.bfd)
 	f.mu.Lock()
 	if st.ok {
 		f.pos = st.size
@@ -94,8 +94,8 @@ func (f *File) appendWrite(b []byte) (int, error) {
 		f.durStamp = st
 	}
 	f.mu.Unlock()
-	if err == nil && !st.ok {
-		_, err = sizeOf(f.bfd) // why statx failed
+	if err == nil {
+		err = serr
 	}
 	return n, err
 }
@@ -111,20 +111,34 @@ func (f *File) appendWrite(b []byte) (int, error) {
 func (f *File) appendInline(b []byte) (n int, pos int64, err error) {
 	f.mixing.Lock()
 	defer f.mixing.Unlock()
-	for n < len(b) {
-		m, err := unix.Pwritev2(f.bfd, [][]byte{b[n:]}, -1, unix.RWF_APPEND)
+	n, err = pwriteAll(f.bfd, b, -1, unix.RWF_APPEND)
+	return n, f.endOf(), err
+}
+
+// pwriteAll writes b with pwritev2 on the calling thread, retrying EINTR
+// and continuing short writes; off -1 is the descriptor's own offset
+// (which the kernel advances). A write that makes no progress ends with
+// io.ErrShortWrite.
+func pwriteAll(fd int, b []byte, off int64, flags int) (int, error) {
+	done := 0
+	for done < len(b) {
+		at := off
+		if off >= 0 {
+			at += int64(done)
+		}
+		n, err := unix.Pwritev2(fd, [][]byte{b[done:]}, at, flags)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return n, f.endOf(), err
+			return done, err
 		}
-		if m == 0 {
-			return n, f.endOf(), io.ErrShortWrite
+		if n == 0 {
+			return done, io.ErrShortWrite
 		}
-		n += m
+		done += n
 	}
-	return n, f.endOf(), nil
+	return done, nil
 }
 
 // endOf returns the buffered descriptor's offset (after an append: the
@@ -310,7 +324,8 @@ func (f *File) writeBlocks(b []byte, off int64, rwf uint32) (int, error) {
 
 // writeBuffered writes b at off through the buffered descriptor: exact
 // bytes, the page cache supplying the rest of the pages. A write that
-// must not wait for the disk (no RWF_DSYNC) into pages the page cache
+// need not wait for the disk (no RWF_DSYNC, a descriptor without O_SYNC
+// or O_DSYNC) into pages the page cache
 // holds is a memory copy: it is made on the caller's thread, as os.File
 // makes it, instead of a trip through an io_uring worker (ext4 takes no
 // RWF_NOWAIT buffered writes, so io_uring hands every one to a worker).
@@ -325,30 +340,26 @@ func (f *File) writeBlocks(b []byte, off int64, rwf uint32) (int, error) {
 func (f *File) writeBuffered(b []byte, off int64, rwf uint32, ahead bool) (int, error) {
 	f.mixing.Lock()
 	defer f.mixing.Unlock()
-	done := 0
-	hit := inlineWrites && f.cached(off, len(b))
+	inline := rwf == 0 && inlineWrites && !f.syncFd
+	small := ahead && off == f.smallEnd
 	if ahead {
-		// Read ahead for a stream of small writes, each starting where
-		// the last ended, not for one small write among large ones.
-		if !hit && off == f.smallEnd {
-			f.readAheadEdge(off)
-		}
 		f.smallEnd = off + int64(len(b))
 	}
-	if rwf == 0 && hit {
-		for done < len(b) {
-			n, err := unix.Pwrite(f.bfd, b[done:], off+int64(done))
-			if err == unix.EINTR {
-				continue
-			}
-			if err != nil {
-				return done, err
-			}
-			if n == 0 {
-				break // no progress: let the scheduler's write say why
-			}
-			done += n
+	// cachestat only where its answer is used.
+	hit := (inline || small) && f.cached(off, len(b))
+	if !hit && small {
+		// A stream of small writes, each starting where the last ended
+		// (not one small write among large ones): read the old data
+		// ahead for the writes that follow.
+		f.readAheadEdge(off)
+	}
+	done := 0
+	if inline && hit {
+		n, err := pwriteAll(f.bfd, b, off, 0)
+		if err != nil && err != io.ErrShortWrite {
+			return n, err
 		}
+		done = n // a write that stopped short: the scheduler's says why
 		if done == len(b) {
 			return done, nil
 		}
