@@ -18,8 +18,9 @@ import (
 // and any file that diskio opened buffered because the filesystem refused
 // O_DIRECT.
 type readFile struct {
-	f   *diskio.File
-	dev vfs.DeviceID
+	f     *diskio.File
+	dev   vfs.DeviceID
+	fresh *freshFile // what the FS's fresh cache holds of the file, or nil
 }
 
 var _ vfs.File = (*readFile)(nil)
@@ -31,15 +32,25 @@ func (r *readFile) Sync() error                              { return r.f.Sync()
 func (r *readFile) SyncData() error                          { return r.f.Datasync() }
 func (r *readFile) Fd() uintptr                              { return r.f.Fd() }
 func (r *readFile) Preallocate(off, n int64) error           { return preallocate(r.f, off, n) }
-func (r *readFile) ReadAt(p []byte, off int64) (int, error)  { return r.f.ReadAt(p, off) }
 func (r *readFile) Close() error                             { return r.f.Close() }
 
-func (r *readFile) SyncTo(length int64) (fullSync bool, err error) {
-	if r.f.Direct() {
-		return false, nil // written data is on the device already (see the package doc)
+// ReadAt reads from the fresh cache what it holds, the rest from the file.
+func (r *readFile) ReadAt(p []byte, off int64) (int, error) {
+	n, end := r.fresh.readAt(p, off)
+	if n == len(p) {
+		return n, nil
 	}
-	// A page-cache file: start write-back of [0, length) as vfs.Default
-	// does, so dirty pages do not pile up until the final sync. Without
+	if end {
+		return n, io.EOF
+	}
+	m, err := r.f.ReadAt(p[n:], off+int64(n))
+	return n + m, err
+}
+
+func (r *readFile) SyncTo(length int64) (fullSync bool, err error) {
+	// Start write-back of [0, length) as vfs.Default does, so dirty pages
+	// (a page-cache file's, or a direct file's partial blocks) do not pile
+	// up until the final sync. Without
 	// Default's SYNC_FILE_RANGE_WAIT_BEFORE: waiting for earlier write-back
 	// would hold the caller's thread on the disk.
 	err = unix.SyncFileRange(int(r.f.Fd()), 0, length, unix.SYNC_FILE_RANGE_WRITE)

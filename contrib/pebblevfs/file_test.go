@@ -89,35 +89,52 @@ func TestDataFileRoundTrip(t *testing.T) {
 	checkReadAt(t, r, f, want)
 }
 
-// Writes to a WAL reach the file on every Write, not only at a sync.
+// Writes to a WAL reach the file on every Write, exactly: no padding, at
+// any time (what a crash leaves is what was written).
 func TestWALWriteThrough(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	name := filepath.Join(t.TempDir(), "000002.log")
-	f, err := New().Create(name, "pebble-wal")
-	require.NoError(t, err)
-	var want []byte
-	for range 50 {
-		rec := randBytes(r, 1+r.IntN(3000))
-		_, err := f.Write(rec)
+	for _, pc := range []bool{false, true} {
+		name := filepath.Join(t.TempDir(), "000002.log")
+		fs := New().(*FS)
+		fs.WALPageCache = pc
+		f, err := fs.Create(name, "pebble-wal")
 		require.NoError(t, err)
-		want = append(want, rec...)
-		got, err := os.ReadFile(name) // another descriptor, through the page cache
+		require.Equal(t, !pc, f.(*readFile).f.Direct() || !directHere(t), "WALPageCache %v", pc)
+		var want []byte
+		for i := range 50 {
+			rec := randBytes(r, 1+r.IntN(3000))
+			if i%10 == 9 {
+				rec = randBytes(r, 1+r.IntN(40000)) // whole blocks in the middle
+			}
+			_, err := f.Write(rec)
+			require.NoError(t, err)
+			want = append(want, rec...)
+			got, err := os.ReadFile(name) // another descriptor, through the page cache
+			require.NoError(t, err)
+			require.True(t, bytes.Equal(want, got), "after %d bytes", len(want))
+			if i%7 == 0 {
+				require.NoError(t, f.SyncData())
+			}
+		}
+		require.NoError(t, f.SyncData())
+		st, err := f.Stat()
 		require.NoError(t, err)
-		require.GreaterOrEqual(t, len(got), len(want))
-		require.True(t, bytes.Equal(want, got[:len(want)]))
-		require.Zero(t, bytes.Count(got[len(want):], []byte{0})-len(got[len(want):]), "padding is zeros")
+		require.EqualValues(t, len(want), st.Size())
+		require.NoError(t, f.Close())
+		got, err := os.ReadFile(name)
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(want, got))
 	}
-	require.NoError(t, f.SyncData())
-	fi, err := os.Stat(name)
+}
+
+// directHere reports whether the test directory takes O_DIRECT.
+func directHere(t *testing.T) bool {
+	t.Helper()
+	f, err := New().Create(filepath.Join(t.TempDir(), "probe.sst"), vfs.WriteCategoryUnspecified)
 	require.NoError(t, err)
-	require.EqualValues(t, (len(want)+unit-1)/unit*unit, fi.Size(), "a synced WAL keeps its zero padding")
-	st, err := f.Stat()
-	require.NoError(t, err)
-	require.EqualValues(t, len(want), st.Size(), "Stat is exact")
-	require.NoError(t, f.Close())
-	fi, err = os.Stat(name)
-	require.NoError(t, err)
-	require.EqualValues(t, len(want), fi.Size(), "no padding after Close")
+	defer f.Close()
+	_, ok := f.(*writeFile)
+	return ok
 }
 
 // SyncTo promises no durability (fullSync false) but leaves the prefix
@@ -279,8 +296,11 @@ func TestFdAndRouting(t *testing.T) {
 	defer m.Close()
 	_, isOurs := m.(*writeFile)
 	require.False(t, isOurs, "MANIFEST goes to vfs.Default")
-	_, isOurs = f.(*writeFile)
-	require.True(t, isOurs || f.(*readFile) != nil)
+	switch f.(type) {
+	case *writeFile, *gatherFile: // direct, or where O_DIRECT was refused
+	default:
+		t.Fatalf("an sstable is a %T", f)
+	}
 }
 
 // WAL files are O_DSYNC only with WALDSync; data files never are.

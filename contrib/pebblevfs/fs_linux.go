@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"golang.org/x/sys/unix"
@@ -34,13 +35,21 @@ type FS struct {
 	opts   []diskio.Option
 
 	// WALDSync opens WAL files O_DSYNC: a WAL write is durable when it
-	// completes (the kernel writes and flushes in one request), so
-	// SyncData has nothing left to do. Without it (the default) a synced
-	// commit waits for the write, then for an fdatasync. Measured with
-	// cmd/ycsb (-fs default,diskio,diskio-dsync): no gain on workload A
-	// (synced updates) within the run-to-run noise, and a 0.68x load
-	// (NoSync commits), whose WAL writes all became durable writes.
+	// completes, so SyncData has nothing left to do. Without it (the
+	// default) a synced commit writes, then waits for an fdatasync.
+	// Measured with cmd/ycsb (-fs default,diskio,diskio-dsync): no gain on
+	// workload A (synced updates) within the run-to-run noise, and a 0.68x
+	// load (NoSync commits), whose WAL writes all became durable writes.
 	WALDSync bool
+
+	// WALPageCache opens WAL files through the page cache in Direct mode
+	// too. Pebble never reads a live WAL, so the page cache holds its
+	// pages only until write-back; writes are copies on the caller and the
+	// fdatasync of a synced commit writes them, as with vfs.Default.
+	// Without it the WAL is a direct diskio File: whole blocks of a write
+	// go O_DIRECT, its partial first and last blocks through the page
+	// cache (see the README's measurements).
+	WALPageCache bool
 
 	// Mode says whether Pebble's files bypass the page cache (Direct, the
 	// zero value) or keep it (Buffered). Set it before Pebble opens a file.
@@ -50,12 +59,44 @@ type FS struct {
 	// vfs.SequentialReadsOption (compaction inputs) keeps in flight;
 	// 0 means DefaultReadAhead. Buffered files use the kernel's read-ahead.
 	ReadAhead int
+
+	// FreshBytes is how much of the data files it wrote last a Direct FS
+	// keeps in memory for the reads that follow (the compactions that
+	// take new tables as input; see freshCache): count it with the block
+	// cache as the database's memory. 0 means DefaultFreshBytes; a
+	// negative value keeps nothing. Buffered mode has the page cache.
+	FreshBytes int64
+
+	freshOnce sync.Once
+	fresh     *freshCache
 }
 
-// open opens a diskio file of the FS with its mode.
-func (d *FS) open(name string, flag int, perm os.FileMode) (*diskio.File, error) {
+// DefaultFreshBytes is FS.FreshBytes's default.
+const DefaultFreshBytes = 64 << 20
+
+// freshCache returns the FS's fresh cache, or nil in Buffered mode or
+// with FreshBytes < 0.
+func (d *FS) freshCache() *freshCache {
+	d.freshOnce.Do(func() {
+		n := d.FreshBytes
+		if n == 0 {
+			n = DefaultFreshBytes
+		}
+		if d.Mode == Direct {
+			d.fresh = newFreshCache(n)
+		}
+	})
+	return d.fresh
+}
+
+// FreshStats returns the bytes the fresh cache holds and the files it
+// has entries for.
+func (d *FS) FreshStats() (bytes int64, files int) { return d.freshCache().stats() }
+
+// open opens a diskio file of kind k with the FS's mode.
+func (d *FS) open(name string, k kind, flag int, perm os.FileMode) (*diskio.File, error) {
 	opts := d.opts
-	if d.Mode == Buffered {
+	if d.Mode == Buffered || (k == wal && d.WALPageCache) {
 		opts = append(opts[:len(opts):len(opts)], diskio.WithDirect(diskio.PageCache))
 	}
 	return diskio.OpenFile(name, flag, perm, opts...)
@@ -68,8 +109,8 @@ type kind int
 
 const (
 	other kind = iota // MANIFEST, OPTIONS, markers, temporary files: vfs.Default
-	data              // sstables and blob files: buffered until a sync
-	wal               // write-ahead logs: written through on every Write
+	data              // sstables and blob files: gathered, written behind
+	wal               // write-ahead logs: every Write goes to the file
 )
 
 func kindOf(name string) kind {
@@ -90,17 +131,48 @@ func (d *FS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, erro
 		return d.FS.Create(name, category)
 	}
 	flag := os.O_RDWR | os.O_CREATE | os.O_EXCL | d.extra(k)
-	f, err := d.open(name, flag, 0o666)
+	f, err := d.open(name, k, flag, 0o666)
 	for errors.Is(err, fs.ErrExist) {
-		if rerr := os.Remove(name); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+		if rerr := d.Remove(name); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 			return nil, rerr
 		}
-		f, err = d.open(name, flag, 0o666)
+		f, err = d.open(name, k, flag, 0o666)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return newWriteFile(f, k == wal, d.extra(k) != 0)
+	return d.writer(f, k, true)
+}
+
+// writer returns f, of kind k, as the vfs.File Pebble writes: a WAL's
+// every Write goes to the file (the File writes whole blocks O_DIRECT and
+// partial ones through the page cache, so nothing is padded or read
+// back); a data file gathers writes (writeFile in Direct mode, gatherFile
+// in Buffered), kept in the fresh cache if created here.
+func (d *FS) writer(f *diskio.File, k kind, created bool) (vfs.File, error) {
+	fi, err := vfs.Default.Stat(f.Name())
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r := readFile{f: f, dev: fi.DeviceID()}
+	switch {
+	case k == wal:
+		return &r, nil
+	case !f.Direct():
+		return &gatherFile{readFile: r, buf: make([]byte, 0, writeBuffer)}, nil
+	}
+	var cache *freshCache
+	if created {
+		cache = d.freshCache()
+	}
+	return newWriteFile(f, r.dev, cache), nil
+}
+
+// Remove removes name, and what the fresh cache holds of it.
+func (d *FS) Remove(name string) error {
+	d.freshCache().forget(name)
+	return d.FS.Remove(name)
 }
 
 // Open opens name for reading. With vfs.SequentialReadsOption (Pebble's
@@ -111,19 +183,23 @@ func (d *FS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
 	if kindOf(name) == other {
 		return d.FS.Open(name, opts...)
 	}
-	f, err := d.open(name, os.O_RDONLY, 0)
+	f, err := d.open(name, kindOf(name), os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
-	dev, err := deviceOf(name)
+	fi, err := vfs.Default.Stat(name)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	var file vfs.File = &readFile{f: f, dev: dev}
+	r := readFile{f: f, dev: fi.DeviceID()}
+	if f.Direct() {
+		r.fresh = d.freshCache().lookup(fi)
+	}
+	var file vfs.File = &r
 	for _, o := range opts {
 		if o == vfs.SequentialReadsOption && f.Direct() {
-			file = newSeqFile(f, dev, d.ReadAhead)
+			file = newSeqFile(r, d.ReadAhead)
 		}
 	}
 	for _, o := range opts {
@@ -138,11 +214,11 @@ func (d *FS) OpenReadWrite(name string, category vfs.DiskWriteCategory, opts ...
 	if k == other {
 		return d.FS.OpenReadWrite(name, category, opts...)
 	}
-	f, err := d.open(name, os.O_RDWR|os.O_CREATE|d.extra(k), 0o666)
+	f, err := d.open(name, k, os.O_RDWR|os.O_CREATE|d.extra(k), 0o666)
 	if err != nil {
 		return nil, err
 	}
-	file, err := newWriteFile(f, k == wal, d.extra(k) != 0)
+	file, err := d.writer(f, k, false)
 	if err != nil {
 		return nil, err
 	}
@@ -163,11 +239,12 @@ func (d *FS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCatego
 	if err := os.Rename(oldname, newname); err != nil {
 		return nil, err
 	}
-	f, err := d.open(newname, os.O_RDWR|os.O_CREATE|d.extra(k), 0o666)
+	d.freshCache().forget(oldname)
+	f, err := d.open(newname, k, os.O_RDWR|os.O_CREATE|d.extra(k), 0o666)
 	if err != nil {
 		return nil, err
 	}
-	return newWriteFile(f, k == wal, d.extra(k) != 0)
+	return d.writer(f, k, false)
 }
 
 // extra returns the open flags files of kind k get besides the access mode.
@@ -181,16 +258,6 @@ func (d *FS) extra(k kind) int {
 // Unwrap returns nil: FS is the root, not a wrapper Pebble may look
 // through (vfs.Root would otherwise find vfs.Default and bypass diskio).
 func (d *FS) Unwrap() vfs.FS { return nil }
-
-// deviceOf returns the device of name; vfs.DeviceID has no exported
-// constructor, so it comes from vfs.Default's Stat.
-func deviceOf(name string) (vfs.DeviceID, error) {
-	fi, err := vfs.Default.Stat(name)
-	if err != nil {
-		return vfs.DeviceID{}, err
-	}
-	return fi.DeviceID(), nil
-}
 
 // fileInfo is a diskio FileInfo (exact size) with its device.
 type fileInfo struct {

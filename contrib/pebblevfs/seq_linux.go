@@ -7,8 +7,6 @@ import (
 	"io"
 	"sync"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
-
 	"github.com/diskio-go/diskio"
 )
 
@@ -41,15 +39,28 @@ type seqFile struct {
 	curOff int64                // file offset of cur.Bytes()[0]
 }
 
-func newSeqFile(f *diskio.File, dev vfs.DeviceID, depth int) *seqFile {
+func newSeqFile(r readFile, depth int) *seqFile {
 	if depth <= 0 {
 		depth = DefaultReadAhead
 	}
-	return &seqFile{readFile: readFile{f: f, dev: dev}, depth: depth}
+	return &seqFile{readFile: r, depth: depth}
 }
 
 // ReadAt returns len(p) bytes at off, or fewer with io.EOF at end of file.
+// What the fresh cache holds is copied from there and starts no stream.
 func (s *seqFile) ReadAt(p []byte, off int64) (int, error) {
+	cached, end := s.fresh.readAt(p, off)
+	if cached == len(p) {
+		return cached, nil
+	}
+	if end {
+		return cached, io.EOF
+	}
+	n, err := s.readAt(p[cached:], off+int64(cached))
+	return cached + n, err
+}
+
+func (s *seqFile) readAt(p []byte, off int64) (int, error) {
 	if len(p) >= readAhead || off < 0 {
 		return s.f.ReadAt(p, off)
 	}

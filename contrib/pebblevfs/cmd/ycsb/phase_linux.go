@@ -78,6 +78,17 @@ func runChild(c config) error {
 		fs := pebblevfs.NewMode(fc.mode, diskio.WithScheduler(s)).(*pebblevfs.FS)
 		fs.WALDSync = fc.dsync
 		fs.ReadAhead = fc.readAhead
+		fs.FreshBytes = fc.fresh
+		fs.WALPageCache = fc.walPC
+		if fc.mode == pebblevfs.Direct {
+			// The fresh cache is memory the database uses: take it from
+			// the block cache, so -diskio-cache is the whole.
+			fresh := fc.fresh
+			if fresh == 0 {
+				fresh = pebblevfs.DefaultFreshBytes
+			}
+			cacheSize = max(cacheSize-max(fresh, 0), 8<<20)
+		}
 		opts.FS = fs
 	}
 	cache := pebble.NewCache(cacheSize)
