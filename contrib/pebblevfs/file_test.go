@@ -93,13 +93,13 @@ func TestDataFileRoundTrip(t *testing.T) {
 // any time (what a crash leaves is what was written).
 func TestWALWriteThrough(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, pc := range []bool{false, true} {
+	for _, direct := range []bool{false, true} {
 		name := filepath.Join(t.TempDir(), "000002.log")
 		fs := New().(*FS)
-		fs.WALPageCache = pc
+		fs.WALDirect = direct
 		f, err := fs.Create(name, "pebble-wal")
 		require.NoError(t, err)
-		require.Equal(t, !pc, f.(*readFile).f.Direct() || !directHere(t), "WALPageCache %v", pc)
+		require.Equal(t, direct && directHere(t), f.(*readFile).f.Direct(), "WALDirect %v", direct)
 		var want []byte
 		for i := range 50 {
 			rec := randBytes(r, 1+r.IntN(3000))

@@ -79,7 +79,7 @@ func runChild(c config) error {
 		fs.WALDSync = fc.dsync
 		fs.ReadAhead = fc.readAhead
 		fs.FreshBytes = fc.fresh
-		fs.WALPageCache = fc.walPC
+		fs.WALDirect = fc.walDirect
 		if fc.mode == pebblevfs.Direct {
 			// The fresh cache is memory the database uses: take it from
 			// the block cache, so -diskio-cache is the whole.
