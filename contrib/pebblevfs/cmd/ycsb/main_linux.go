@@ -58,7 +58,7 @@ func main() {
 	flag.Int64Var(&cacheMiB, "cache", 64, "Pebble block cache, MiB")
 	flag.Int64Var(&diskioCacheMiB, "diskio-cache", -1, "block cache for the diskio database in direct mode, MiB (default: -cache); buffered mode keeps the page cache and gets -cache")
 	flag.StringVar(&c.workloads, "workloads", "A,B,C,D,E,F", "workloads to run, in order (A-F; U is A with uniform keys)")
-	flag.StringVar(&c.fss, "fs", "default,diskio", "file systems, alternated within each workload: default, mem (vfs.NewMem: no disk at all, the floor of threads and CPU; each phase loads its own database first, unmeasured), or diskio with any of the suffixes -direct, -buffered (else -mode), -dsync (WAL files O_DSYNC: FS.WALDSync), -raN (N reads in flight for sequential reads: FS.ReadAhead), -freshN (FS.FreshBytes in MiB, taken from the direct block cache; fresh0 keeps nothing), -waldirect (WAL files O_DIRECT: FS.WALDirect), e.g. diskio-direct-ra1")
+	flag.StringVar(&c.fss, "fs", "default,diskio", "file systems, alternated within each workload: default, mem (vfs.NewMem: no disk at all, the floor of threads and CPU; each phase loads its own database first, unmeasured), or diskio with any of the suffixes -direct, -buffered (else -mode), -dsync (WAL files O_DSYNC: FS.WALDSync), -raN (N reads in flight for sequential reads: FS.ReadAhead), -freshN (FS.FreshBytes in MiB, taken from the direct block cache; fresh0 keeps nothing), -waldirect (WAL files O_DIRECT: FS.WALDirect), -wqN (io_uring workers capped at N: sched.Options.IOWQMaxWorkers), e.g. diskio-direct-ra1")
 	flag.StringVar(&c.mode, "mode", "direct", "pebblevfs mode of the diskio file system: direct (Pebble's block cache is the cache) or buffered (the page cache kept)")
 	flag.IntVar(&c.rounds, "rounds", 1, "times to repeat the load and the workloads (loading afresh each round)")
 	flag.BoolVar(&c.sync, "sync", true, "commit updates and inserts with pebble.Sync (as Pebble's own ycsb does)")
@@ -178,10 +178,11 @@ type fsConfig struct {
 	dsync     bool
 	readAhead int
 	fresh     int64 // FS.FreshBytes: 0 default, <0 none
+	workers   int   // sched.Options.IOWQMaxWorkers: 0 default
 	walDirect bool
 }
 
-// parseFS parses "diskio[-direct|-buffered][-dsync][-raN][-freshN][-waldirect]";
+// parseFS parses "diskio[-direct|-buffered][-dsync][-raN][-freshN][-waldirect][-wqN]";
 // mode is -mode's.
 func parseFS(name string, mode pebblevfs.Mode) (fsConfig, error) {
 	parts := strings.Split(name, "-")
@@ -190,7 +191,7 @@ func parseFS(name string, mode pebblevfs.Mode) (fsConfig, error) {
 		return c, nil
 	}
 	if parts[0] != "diskio" {
-		return c, fmt.Errorf("unknown -fs %q: default, mem, or diskio with suffixes -direct, -buffered, -dsync, -raN, -freshN, -waldirect", name)
+		return c, fmt.Errorf("unknown -fs %q: default, mem, or diskio with suffixes -direct, -buffered, -dsync, -raN, -freshN, -waldirect, -wqN", name)
 	}
 	for _, p := range parts[1:] {
 		switch {
@@ -200,6 +201,12 @@ func parseFS(name string, mode pebblevfs.Mode) (fsConfig, error) {
 			c.mode = pebblevfs.Buffered
 		case p == "dsync":
 			c.dsync = true
+		case strings.HasPrefix(p, "wq"):
+			n, err := strconv.Atoi(p[2:])
+			if err != nil || n < 1 {
+				return c, fmt.Errorf("-fs %q: worker cap %q is not a count", name, p)
+			}
+			c.workers = n
 		case p == "waldirect":
 			c.walDirect = true
 		case strings.HasPrefix(p, "fresh"):
@@ -218,7 +225,7 @@ func parseFS(name string, mode pebblevfs.Mode) (fsConfig, error) {
 			}
 			c.readAhead = n
 		default:
-			return c, fmt.Errorf("-fs %q: unknown suffix %q (have direct, buffered, dsync, raN, freshN, waldirect)", name, p)
+			return c, fmt.Errorf("-fs %q: unknown suffix %q (have direct, buffered, dsync, raN, freshN, waldirect, wqN)", name, p)
 		}
 	}
 	return c, nil
@@ -282,15 +289,15 @@ func printTable(rs []result) {
 	}
 	fmt.Println("load: ops are records, latencies are of 1,000-record batches (NoSync); the others: one YCSB operation each.")
 	fmt.Println()
-	fmt.Println("| workload | fs | ops/s | vs default | p50 µs | p99 µs | CPU µs/op | peak OS threads | disk read MiB | disk write MiB |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| workload | fs | ops/s | vs default | p50 µs | p99 µs | CPU µs/op | peak OS threads | disk read MiB | disk write MiB | memory MiB (page cache) |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rs {
 		ratio := "-"
 		if b := base[r.Round]; b > 0 {
 			ratio = fmt.Sprintf("%.2fx", r.OpsPerSec/b)
 		}
-		fmt.Printf("| %s | %s | %.0f | %s | %.1f | %.1f | %.1f | %s | %.0f | %.0f |\n",
+		fmt.Printf("| %s | %s | %.0f | %s | %.1f | %.1f | %.1f | %s | %.0f | %.0f | %d (%d) |\n",
 			r.Workload, r.FS, r.OpsPerSec, ratio, r.P50, r.P99, r.CPUPerOp, threadsCell(r),
-			float64(r.ReadBytes)/(1<<20), float64(r.WriteBytes)/(1<<20))
+			float64(r.ReadBytes)/(1<<20), float64(r.WriteBytes)/(1<<20), r.Memory>>20, r.PageCache>>20)
 	}
 }

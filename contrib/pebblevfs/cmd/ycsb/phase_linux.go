@@ -4,7 +4,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -35,6 +37,8 @@ type result struct {
 	Threads               int     // peak OS threads of the process
 	Workers               int     // of them io_uring workers (iou-wrk), at the peak
 	ReadBytes, WriteBytes int64   // storage I/O of the process (/proc/self/io)
+	PageCache             int64   // bytes of the database's files in the page cache at the phase's end
+	Memory                int64   // the phase's cache memory: block cache (+ fresh cache) + PageCache
 }
 
 // runChild runs one phase: "FS/load" loads a fresh database, "FS/X" runs
@@ -55,15 +59,6 @@ func runChild(c config) error {
 		if tr, err = newTracer(c.tracer); err != nil {
 			return err
 		}
-		so := sched.Options{Backend: sched.Backend(c.backend)}
-		if tr != nil {
-			so.Tracer = tr
-		}
-		s, err := sched.New(so)
-		if err != nil {
-			return err
-		}
-		defer s.Close()
 		mode, err := pebblevfs.ParseMode(c.mode)
 		if err != nil {
 			return err
@@ -72,6 +67,15 @@ func runChild(c config) error {
 		if err != nil {
 			return err
 		}
+		so := sched.Options{Backend: sched.Backend(c.backend), IOWQMaxWorkers: fc.workers}
+		if tr != nil {
+			so.Tracer = tr
+		}
+		s, err := sched.New(so)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
 		if fc.mode == pebblevfs.Buffered {
 			cacheSize = c.cache // the page cache is kept: compare at the same block cache
 		}
@@ -141,6 +145,21 @@ func runChild(c config) error {
 	if err != nil {
 		db.Close()
 		return err
+	}
+	if !mem {
+		if r.PageCache, err = cached(dir); err != nil {
+			db.Close()
+			return err
+		}
+	}
+	r.Memory = cacheSize + r.PageCache
+	if dfs, ok := opts.FS.(*pebblevfs.FS); ok && dfs.Mode == pebblevfs.Direct {
+		switch {
+		case dfs.FreshBytes == 0:
+			r.Memory += pebblevfs.DefaultFreshBytes
+		case dfs.FreshBytes > 0:
+			r.Memory += dfs.FreshBytes
+		}
 	}
 	if err := db.Close(); err != nil {
 		return err
@@ -355,6 +374,33 @@ func evict(dir string) error {
 		}
 	}
 	return nil
+}
+
+// cached returns how many bytes of dir's files the page cache holds
+// (cachestat(2) over each file).
+func cached(dir string) (int64, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, e := range ents {
+		f, err := os.Open(filepath.Join(dir, e.Name()))
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // removed meanwhile (an obsolete table)
+			}
+			return 0, err
+		}
+		var cs unix.Cachestat_t
+		err = unix.Cachestat(uint(f.Fd()), &unix.CachestatRange{}, &cs, 0)
+		f.Close()
+		if err != nil {
+			return 0, fmt.Errorf("cachestat %s: %w", e.Name(), err)
+		}
+		total += int64(cs.Cache) * int64(os.Getpagesize())
+	}
+	return total, nil
 }
 
 type quietLogger struct{}
