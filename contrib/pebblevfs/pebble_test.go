@@ -106,9 +106,9 @@ func testPebbleRoundTrip(t *testing.T, mode Mode) {
 	t.Logf("before close: %d tables, %d compactions, %d flushes", m.Total().TablesCount, m.Compact.Count, m.Flush.Count)
 	require.Positive(t, m.Compact.Count)
 
-	// A crash now leaves the WAL with the zero padding of its last block:
-	// a copy of the directory taken while the database is open must
-	// replay it.
+	// A copy of the directory taken while the database is open (what a
+	// crash of the process leaves: the WAL written to its last record, the
+	// fresh cache and block cache gone) must reopen with the same contents.
 	crashed := copyDir(t, dir)
 	cdb, err := pebble.Open(crashed, &pebble.Options{FS: fs, Logger: testLogger{t}})
 	require.NoError(t, err)
