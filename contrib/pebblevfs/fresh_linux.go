@@ -31,6 +31,7 @@ import (
 // left; Remove drops it.
 type freshCache struct {
 	limit int64
+	share Reserver // the block cache the bytes held are charged to, or nil
 
 	mu    sync.Mutex
 	used  int64
@@ -53,10 +54,11 @@ type freshFile struct {
 }
 
 type freshChunk struct {
-	file *freshFile
-	idx  int
-	b    []byte // never written to once added; nil once dropped
-	gone bool   // dropped from its file (freshCache.mu)
+	file    *freshFile
+	idx     int
+	b       []byte // never written to once added; nil once dropped
+	gone    bool   // dropped from its file (freshCache.mu)
+	unshare func() // gives the chunk's share of the block cache back, or nil
 }
 
 // release drops ch's bytes; freshCache.mu and ch.file.mu are held, so
@@ -66,13 +68,17 @@ func (c *freshCache) release(ch *freshChunk) {
 	c.used -= int64(len(ch.b))
 	c.live--
 	ch.b = nil
+	if ch.unshare != nil {
+		ch.unshare()
+		ch.unshare = nil
+	}
 }
 
-func newFreshCache(limit int64) *freshCache {
+func newFreshCache(limit int64, share Reserver) *freshCache {
 	if limit <= 0 {
 		return nil
 	}
-	return &freshCache{limit: limit, files: make(map[fileKey]*freshFile)}
+	return &freshCache{limit: limit, share: share, files: make(map[fileKey]*freshFile)}
 }
 
 // begin makes the entry of a data file just created empty by the FS.
@@ -99,12 +105,18 @@ func (c *freshCache) begin(f *diskio.File) *freshFile {
 // evicts the oldest chunks beyond the limit.
 func (c *freshCache) add(ff *freshFile, off int64, b []byte) {
 	idx := int(off / writeBuffer)
+	ch := &freshChunk{file: ff, idx: idx, b: b}
+	if c.share != nil {
+		ch.unshare = c.share.Reserve(len(b))
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.files[ff.key] != ff {
-		return // dropped meanwhile
+	if c.files[ff.key] != ff { // dropped meanwhile
+		if ch.unshare != nil {
+			ch.unshare()
+		}
+		return
 	}
-	ch := &freshChunk{file: ff, idx: idx, b: b}
 	ff.mu.Lock()
 	for len(ff.chunks) <= idx {
 		ff.chunks = append(ff.chunks, nil)

@@ -151,3 +151,32 @@ func TestFreshCacheChangedFile(t *testing.T) {
 	require.Nil(t, f.(*readFile).fresh)
 	require.NoError(t, f.Close())
 }
+
+// reserver counts what is reserved in it, as pebble.Cache.Reserve would.
+type reserver struct{ n atomic.Int64 }
+
+func (r *reserver) Reserve(n int) func() {
+	r.n.Add(int64(n))
+	return func() { r.n.Add(-int64(n)) }
+}
+
+// With FS.Cache set, what the fresh cache holds is reserved in the block
+// cache, and given back when evicted or removed.
+func TestFreshCacheSharesBlockCache(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 30))
+	fs, _ := freshFS(t, 3*writeBuffer)
+	var share reserver
+	fs.Cache = &share
+	dir := t.TempDir()
+	writeTable(t, r, fs, filepath.Join(dir, "000106.sst"), 2*writeBuffer+7)
+	used, _ := fs.FreshStats()
+	require.Equal(t, used, share.n.Load())
+	require.EqualValues(t, 2*writeBuffer+7, used)
+	writeTable(t, r, fs, filepath.Join(dir, "000107.sst"), 2*writeBuffer) // evicts
+	used, _ = fs.FreshStats()
+	require.Equal(t, used, share.n.Load())
+	require.LessOrEqual(t, used, int64(3*writeBuffer))
+	require.NoError(t, fs.Remove(filepath.Join(dir, "000106.sst")))
+	require.NoError(t, fs.Remove(filepath.Join(dir, "000107.sst")))
+	require.Zero(t, share.n.Load())
+}

@@ -63,13 +63,28 @@ type FS struct {
 
 	// FreshBytes is how much of the data files it wrote last a Direct FS
 	// keeps in memory for the reads that follow (the compactions that
-	// take new tables as input; see freshCache): count it with the block
-	// cache as the database's memory. 0 means DefaultFreshBytes; a
-	// negative value keeps nothing. Buffered mode has the page cache.
+	// take new tables as input; see freshCache). 0 means
+	// DefaultFreshBytes; a negative value keeps nothing. Buffered mode
+	// has the page cache.
 	FreshBytes int64
+
+	// Cache, if set (to the pebble.Cache of pebble.Options.Cache), is the
+	// block cache the fresh cache takes its memory from: what it holds is
+	// reserved there (Cache.Reserve, as Pebble does for its memtables),
+	// and given back when it drops it. The database's memory is then the
+	// block cache alone, shared: the fresh cache grows while tables are
+	// written and compacted, and read-mostly work has the whole cache for
+	// blocks. Without it, count FreshBytes besides the block cache.
+	Cache Reserver
 
 	freshOnce sync.Once
 	fresh     *freshCache
+}
+
+// Reserver is the part of *pebble.Cache the FS uses: a reservation of
+// n bytes, released by calling the function returned.
+type Reserver interface {
+	Reserve(n int) func()
 }
 
 // DefaultFreshBytes is FS.FreshBytes's default.
@@ -84,7 +99,7 @@ func (d *FS) freshCache() *freshCache {
 			n = DefaultFreshBytes
 		}
 		if d.Mode == Direct {
-			d.fresh = newFreshCache(n)
+			d.fresh = newFreshCache(n, d.Cache)
 		}
 	})
 	return d.fresh

@@ -65,7 +65,10 @@ func testPebbleRoundTrip(t *testing.T, mode Mode) {
 	require.NoError(t, err)
 	defer s.Close()
 	fs := NewMode(mode, diskio.WithScheduler(s))
-	opts := &pebble.Options{FS: fs, MemTableSize: 1 << 20, L0CompactionThreshold: 2, Logger: testLogger{t}}
+	cache := pebble.NewCache(8 << 20)
+	defer cache.Unref()
+	fs.(*FS).Cache = cache // the fresh cache's memory is reserved in the block cache
+	opts := &pebble.Options{FS: fs, Cache: cache, MemTableSize: 1 << 20, L0CompactionThreshold: 2, Logger: testLogger{t}}
 	db, err := pebble.Open(dir, opts)
 	require.NoError(t, err)
 

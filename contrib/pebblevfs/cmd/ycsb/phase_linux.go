@@ -53,6 +53,8 @@ func runChild(c config) error {
 		opts.FS = vfs.NewMem()
 	}
 	var tr phaseTracer
+	var dfs *pebblevfs.FS
+	apart := false
 	if strings.HasPrefix(fsName, "diskio") {
 		cacheSize = c.diskioCache
 		var err error
@@ -84,7 +86,8 @@ func runChild(c config) error {
 		fs.ReadAhead = fc.readAhead
 		fs.FreshBytes = fc.fresh
 		fs.WALDirect = fc.walDirect
-		if fc.mode == pebblevfs.Direct {
+		dfs, apart = fs, fc.apart
+		if fc.mode == pebblevfs.Direct && fc.apart {
 			// The fresh cache is memory the database uses: take it from
 			// the block cache, so -diskio-cache is the whole.
 			fresh := fc.fresh
@@ -98,6 +101,9 @@ func runChild(c config) error {
 	cache := pebble.NewCache(cacheSize)
 	defer cache.Unref()
 	opts.Cache = cache
+	if dfs != nil && dfs.Mode == pebblevfs.Direct && !apart {
+		dfs.Cache = cache // the fresh cache reserves what it holds there
+	}
 
 	switch {
 	case mem: // a fresh process's memory file system is empty
@@ -153,7 +159,7 @@ func runChild(c config) error {
 		}
 	}
 	r.Memory = cacheSize + r.PageCache
-	if dfs, ok := opts.FS.(*pebblevfs.FS); ok && dfs.Mode == pebblevfs.Direct {
+	if dfs != nil && dfs.Mode == pebblevfs.Direct && apart {
 		switch {
 		case dfs.FreshBytes == 0:
 			r.Memory += pebblevfs.DefaultFreshBytes
