@@ -31,7 +31,11 @@
 //     page cache; without them a 300,000-record load read 1.8 GiB back
 //     from the disk (RocksDB's prepopulate_block_cache answers the same
 //     need). Remove drops a file's bytes; a file changed by anyone else
-//     (its size or mtime differ) is read from the disk.
+//     (its size or mtime differ) is read from the disk. With FS.Cache set
+//     to Pebble's block cache, what the fresh cache holds is reserved
+//     there (pebble.Cache.Reserve, as Pebble does for its memtables), so
+//     the block cache is the database's whole memory and read-mostly work
+//     gets all of it.
 //   - SyncData → Datasync (fdatasync through the scheduler); Sync → Sync.
 //   - SyncTo: Pebble calls it every BytesPerSync to start writeback of
 //     dirty page-cache data early, with no durability promise. The
@@ -57,7 +61,8 @@
 // Direct (New, or NewMode(Direct, …)): the data files are O_DIRECT and
 // Pebble's block cache is the cache, so the user sizes it
 // (pebble.Options.Cache) to the memory the database may use, as the page
-// cache would otherwise take it, less FS.FreshBytes. Choose it for a process that owns its
+// cache would otherwise take it, and gives it to the FS too (FS.Cache).
+// Choose it for a process that owns its
 // memory: block-cache hits cost no system call, the disk sees only
 // Pebble's misses, nothing is cached twice, and no thread ever blocks on
 // the disk.

@@ -21,7 +21,14 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 
-	db, err := pebble.Open(dir, &pebble.Options{FS: pebblevfs.New(), Logger: silent{}})
+	// Direct mode: Pebble's block cache is the database's memory, and the
+	// FS's cache of the tables it wrote last takes its share from it.
+	cache := pebble.NewCache(64 << 20)
+	defer cache.Unref()
+	fs := pebblevfs.New().(*pebblevfs.FS)
+	fs.Cache = cache
+
+	db, err := pebble.Open(dir, &pebble.Options{FS: fs, Cache: cache, Logger: silent{}})
 	if err != nil {
 		log.Fatal(err)
 	}
