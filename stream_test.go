@@ -29,8 +29,10 @@ func TestStreamReaderMatchesFile(t *testing.T) {
 		opts StreamOptions
 	}{
 		{0, StreamOptions{}},
-		{0, StreamOptions{BufferSize: 4096, ReadAhead: 50}},
-		{0, StreamOptions{BufferSize: 4096, ReadAhead: 1}}, // one-deep: read when needed
+		{0, StreamOptions{BufferSize: 4096, ReadAhead: 50}},    // 64 KiB reads
+		{777, StreamOptions{BufferSize: 4096, ReadAhead: 50}},  // from inside a read
+		{0, StreamOptions{BufferSize: 16 << 10, ReadAhead: 9}}, // 32 KiB reads, 6 in flight
+		{0, StreamOptions{BufferSize: 4096, ReadAhead: 1}},     // one-deep: read when needed
 		{5000, StreamOptions{BufferSize: 64 << 10, ReadAhead: 1}},
 		{777, StreamOptions{BufferSize: 100000, ReadAhead: 3}}, // rounded up to the alignment
 		{int64(len(data)) - 5, StreamOptions{BufferSize: 8192, ReadAhead: 2}},
@@ -128,6 +130,70 @@ func TestStreamReaderNextBuffer(t *testing.T) {
 		}
 		require.NoError(t, r.Close())
 	}
+}
+
+// A stream of small buffers with a deep read-ahead reads several buffers
+// at a time, and NextBuffer still hands out one BufferSize piece each.
+// Pieces outlive the stream's move to later reads, and the memory of a
+// read returns to the pool once all its pieces are released.
+func TestStreamReaderGroupedReads(t *testing.T) {
+	var reads []sched.RequestEvent
+	tr := &eventTracer{fn: func(ev sched.RequestEvent) {
+		if ev.Op == sched.OpRead {
+			reads = append(reads, ev)
+		}
+	}}
+	s, err := sched.New(sched.Options{Tracer: tr})
+	require.NoError(t, err)
+	defer s.Close()
+	const size = 1<<20 + 3*4096 + 100 // the last read is short
+	data := make([]byte, size)
+	rand.NewChaCha8([32]byte{4}).Read(data)
+	path := filepath.Join(t.TempDir(), "stream")
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	f, err := OpenFile(path, os.O_RDONLY, 0, WithScheduler(s))
+	require.NoError(t, err)
+	defer f.Close()
+	opts := StreamOptions{BufferSize: 4096, ReadAhead: 50}
+	group := streamGroup(opts)
+	require.Equal(t, 16, group)
+	scan := func() {
+		reads = reads[:0]
+		r, err := f.NewStreamReader(0, opts)
+		require.NoError(t, err)
+		var held []*Buffer // every piece, held until the end
+		var off int
+		for {
+			b, err := r.NextBuffer()
+			if err == io.EOF {
+				break
+			}
+			require.NoError(t, err)
+			want := min(4096, size-off)
+			require.Len(t, b.Bytes(), want, "piece at %d", off)
+			off += want
+			held = append(held, b)
+		}
+		require.Equal(t, size, off)
+		require.NoError(t, r.Close())
+		off = 0
+		for _, b := range held {
+			require.True(t, bytes.Equal(data[off:off+len(b.Bytes())], b.Bytes()), "piece at %d changed", off)
+			off += len(b.Bytes())
+			b.Release()
+		}
+		// One read per 16 pieces, each 64 KiB at a 64 KiB boundary.
+		require.Len(t, reads, (size+group*4096-1)/(group*4096))
+		for _, ev := range reads {
+			require.Equal(t, group*4096, ev.Len)
+			require.Zero(t, ev.Off%int64(group*4096))
+		}
+	}
+	scan()
+	pool := poolFor(s)
+	allocs := pool.allocs.Load()
+	scan()
+	require.Equal(t, allocs, pool.allocs.Load(), "the second scan took new memory: the first one's was not returned")
 }
 
 // A one-deep stream's reads take the scheduler's idle fast path.

@@ -284,11 +284,12 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 		if j.Backend == "uring" {
 			opts.RingFlags = j.RingFlags
 		}
-		// The callers' buffers, and a stream's ReadAhead+1 buffers;
+		// The callers' buffers, and a stream's ReadAhead+1 buffers
+		// (small ones read 64 KiB at a time, up to two reads more);
 		// the arena hands out power-of-two blocks.
 		need := pow2(j.G * j.BS)
 		if j.Stream {
-			need += pow2(j.Buffer) * (j.ReadAhead + 1)
+			need += pow2(j.Buffer)*(j.ReadAhead+1) + 128<<10
 		}
 		if j.Fixed {
 			opts.FixedBuffers = max(4<<20, (need+mem.PageSize-1)/mem.PageSize*mem.PageSize)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,9 @@ import (
 //   - a scan in 512 KiB reads with read-ahead 10 (NextBuffer) | fio
 //     --iodepth=10
 //
+// DISKIO_GLOMMIO_PHASES=random,scan-50 runs only the phases named (random,
+// bulk, bulk-merge, scan-1, scan-50, scan-50-zerocopy, scan-512k).
+//
 // N and M are 50, as in Glommio's example. Each phase is a set of two
 // rows, diskio and its fio job (the baseline: a ratio is diskio's over
 // fio's), run in runAll's alternating rotated rounds (-rounds) for
@@ -48,7 +52,17 @@ func presetGlommio(ctx context.Context, s *suite) error {
 	// fio's row is the point of this preset: it runs with or without -fio.
 	s.c.fio = true
 	var jobs []Job
+	only := map[string]bool{}
+	for _, name := range strings.FieldsFunc(os.Getenv("DISKIO_GLOMMIO_PHASES"), func(r rune) bool { return r == ',' }) {
+		if _, err := glommioPhaseOf(Job{Variant: name}); err != nil {
+			return err
+		}
+		only[name] = true
+	}
 	for _, p := range glommioPhases {
+		if len(only) > 0 && !only[p.name] {
+			continue
+		}
 		rw := "read"
 		if p.random {
 			rw = "randread"
