@@ -3,6 +3,7 @@
 package diskio
 
 import (
+	"io"
 	"sync"
 	"sync/atomic"
 
@@ -162,6 +163,58 @@ func (f *File) writeCached(b []byte, off int64, rwf uint32) (int, error) {
 	if done == len(b) {
 		return done, nil
 	}
+	if rest := len(b) - done; rwf == 0 && inlineWrites && !f.syncFd && rest <= maxInlineWrite &&
+		f.readFree(off+int64(done), rest) {
+		// The page cache refuses to say it would not wait (ext4 takes no
+		// RWF_NOWAIT buffered writes), but nothing is there to read: the
+		// write is a copy, made on the caller as os.File makes it,
+		// instead of a trip through an io_uring worker.
+		n, err := pwriteAll(f.fd, b[done:], off+int64(done), 0)
+		done += n
+		if err != io.ErrShortWrite {
+			return done, err
+		}
+	}
 	n, err := f.s.WriteAtFlags(f.fd, b[done:], off+int64(done), rwf)
 	return done + n, err
+}
+
+// maxInlineWrite is the most writeCached copies on the caller's thread
+// when RWF_NOWAIT is refused: a WAL's records and flushes. Larger writes
+// (gathered table data) go through the scheduler, whose worker then also
+// takes any write throttling (balance_dirty_pages) the copy meets.
+const maxInlineWrite = 64 << 10
+
+// readFree reports whether a buffered write of [off, off+n) to f.fd finds
+// each page it covers only in part either cached or past the file's size:
+// the pages the kernel would otherwise read before copying.
+func (f *File) readFree(off int64, n int) bool {
+	page := f.pageSize()
+	end := off + int64(n)
+	var edges [2]int64
+	k := 0
+	if off%page != 0 {
+		edges[k] = off - off%page
+		k++
+	}
+	if end%page != 0 && (k == 0 || end-end%page != edges[0]) {
+		edges[k] = end - end%page
+		k++
+	}
+	size := int64(-1)
+	for _, p := range edges[:k] {
+		if f.cachedFd(f.fd, p, 1) {
+			continue
+		}
+		if size < 0 {
+			var err error
+			if size, err = sizeOf(f.fd); err != nil {
+				return false
+			}
+		}
+		if p < size {
+			return false
+		}
+	}
+	return true
 }

@@ -588,3 +588,48 @@ func TestPageCacheWriteTo(t *testing.T) {
 		require.NoError(t, f.Close())
 	}
 }
+
+// TestPageCacheAppendsInline: where the kernel refuses RWF_NOWAIT writes
+// (injected here, as ext4 does), small writes that read nothing (appends
+// to a new file: the tail page cached, the rest past the size) are copied
+// on the caller, as os.File does, with no request through the scheduler;
+// a write whose partial page holds old data not cached (a recycled log)
+// still goes through it, and every byte lands.
+func TestPageCacheAppendsInline(t *testing.T) {
+	noLeaks(t)
+	var c reqCounter
+	in := &nowaitInjector{fn: func(sched.Attempt) sched.Fault { return sched.Fault{Errno: unix.EOPNOTSUPP} }}
+	s := uringSched(t, sched.Options{Tracer: &c, Faults: in})
+	path := filepath.Join(t.TempDir(), "wal")
+	f := openWith(t, path, os.O_RDWR|os.O_CREATE, WithScheduler(s), WithDirect(PageCache))
+	rng := rand.New(rand.NewPCG(5, 6))
+	var want []byte
+	for range 500 {
+		rec := make([]byte, 1+rng.IntN(3000))
+		for i := range rec {
+			rec[i] = byte(rng.Uint32())
+		}
+		_, err := f.Write(rec)
+		require.NoError(t, err)
+		want = append(want, rec...)
+	}
+	queued := c.queued.Load()
+	t.Logf("500 appends: %d requests through the scheduler", queued)
+	require.LessOrEqual(t, queued, int64(1), "appends that read nothing are copies on the caller")
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+
+	// Old data out of the page cache: an unaligned overwrite would read
+	// it, so it goes through the scheduler.
+	require.NoError(t, f.Datasync())
+	require.NoError(t, unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED))
+	before := c.queued.Load()
+	_, err = f.WriteAt([]byte("over old data"), 5000)
+	require.NoError(t, err)
+	copy(want[5000:], "over old data")
+	require.Greater(t, c.queued.Load(), before)
+	got, err = os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+}
