@@ -185,25 +185,25 @@ func (f *File) writeCached(b []byte, off int64, rwf uint32) (int, error) {
 // takes any write throttling (balance_dirty_pages) the copy meets.
 const maxInlineWrite = 64 << 10
 
-// readFree reports whether a buffered write of [off, off+n) to f.fd finds
-// each page it covers only in part either cached or past the file's size:
-// the pages the kernel would otherwise read before copying.
+// readFree reports whether a buffered write of [off, off+n) finds each
+// page it covers only in part either cached or past the file's size: the
+// pages the kernel would otherwise read before copying. (A buffered
+// File's fd is bfd, the descriptor cached looks at.)
 func (f *File) readFree(off int64, n int) bool {
-	page := f.pageSize()
 	end := off + int64(n)
 	var edges [2]int64
 	k := 0
-	if off%page != 0 {
-		edges[k] = off - off%page
+	if off%f.page != 0 {
+		edges[k] = f.pageDown(off)
 		k++
 	}
-	if end%page != 0 && (k == 0 || end-end%page != edges[0]) {
-		edges[k] = end - end%page
+	if end%f.page != 0 && (k == 0 || f.pageDown(end) != edges[0]) {
+		edges[k] = f.pageDown(end)
 		k++
 	}
 	size := int64(-1)
 	for _, p := range edges[:k] {
-		if f.cachedFd(f.fd, p, 1) {
+		if f.cached(p, 1) {
 			continue
 		}
 		if size < 0 {

@@ -169,6 +169,7 @@ func (f *File) setup(mode DirectMode) error {
 	}
 	regular := st.Mode&unix.S_IFMT == unix.S_IFREG
 	f.syncFd = fl&(unix.O_SYNC|unix.O_DSYNC) != 0
+	f.page = int64(os.Getpagesize()) // a direct File's may be larger (below)
 	if mode != DirectOff && regular {
 		acc := unix.O_RDWR
 		if f.acc == os.O_RDONLY {

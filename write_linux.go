@@ -403,19 +403,14 @@ var noCachestat atomic.Bool
 // cached reports whether the page cache holds every page of [off,
 // off+n), by cachestat(2): a lookup of those pages alone, which neither
 // reads nor waits.
-func (f *File) cached(off int64, n int) bool { return f.cachedFd(f.bfd, off, n) }
-
-// cachedFd is cached for the pages of fd.
-func (f *File) cachedFd(fd int, off int64, n int) bool {
+func (f *File) cached(off int64, n int) bool {
 	if noCachestat.Load() {
 		return false
 	}
-	page := f.pageSize()
-	first := off - off%page
-	last := off + int64(n) - 1
-	r := unix.CachestatRange{Off: uint64(first), Len: uint64(last - last%page + page - first)}
+	first := f.pageDown(off)
+	r := unix.CachestatRange{Off: uint64(first), Len: uint64(f.pageDown(off+int64(n)-1) + f.page - first)}
 	var cs unix.Cachestat_t
-	if err := unix.Cachestat(uint(fd), &r, &cs, 0); err != nil {
+	if err := unix.Cachestat(uint(f.bfd), &r, &cs, 0); err != nil {
 		if err == unix.ENOSYS || err == unix.EPERM {
 			noCachestat.Store(true)
 		}
@@ -425,14 +420,6 @@ func (f *File) cachedFd(fd int, off int64, n int) bool {
 }
 
 func (f *File) pageDown(off int64) int64 { return off - off%f.page }
-
-// pageSize is the page size: f.page, which only O_DIRECT Files set.
-func (f *File) pageSize() int64 {
-	if f.page > 0 {
-		return f.page
-	}
-	return int64(os.Getpagesize())
-}
 
 // directWrite is an O_DIRECT write of whole blocks. It never runs while a
 // buffered write of this File is in flight (f.mixing): where the page

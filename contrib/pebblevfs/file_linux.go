@@ -36,15 +36,7 @@ func (r *readFile) Close() error                             { return r.f.Close(
 
 // ReadAt reads from the fresh cache what it holds, the rest from the file.
 func (r *readFile) ReadAt(p []byte, off int64) (int, error) {
-	n, end := r.fresh.readAt(p, off)
-	if n == len(p) {
-		return n, nil
-	}
-	if end {
-		return n, io.EOF
-	}
-	m, err := r.f.ReadAt(p[n:], off+int64(n))
-	return n + m, err
+	return readFresh(r.fresh, p, off, r.f.ReadAt)
 }
 
 func (r *readFile) SyncTo(length int64) (fullSync bool, err error) {

@@ -3,6 +3,7 @@
 package pebblevfs
 
 import (
+	"io"
 	"io/fs"
 	"sync"
 	"syscall"
@@ -57,14 +58,12 @@ type freshChunk struct {
 	file    *freshFile
 	idx     int
 	b       []byte // never written to once added; nil once dropped
-	gone    bool   // dropped from its file (freshCache.mu)
 	unshare func() // gives the chunk's share of the block cache back, or nil
 }
 
 // release drops ch's bytes; freshCache.mu and ch.file.mu are held, so
 // no reader is copying from them.
 func (c *freshCache) release(ch *freshChunk) {
-	ch.gone = true
 	c.used -= int64(len(ch.b))
 	c.live--
 	ch.b = nil
@@ -81,17 +80,27 @@ func newFreshCache(limit int64, share Reserver) *freshCache {
 	return &freshCache{limit: limit, share: share, files: make(map[fileKey]*freshFile)}
 }
 
-// begin makes the entry of a data file just created empty by the FS.
-// It returns nil if the cache is off or the file cannot be identified.
-func (c *freshCache) begin(f *diskio.File) *freshFile {
+// keyOf returns the key of the file fi describes.
+func keyOf(fi fs.FileInfo) (fileKey, *syscall.Stat_t, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileKey{}, nil, false
+	}
+	return fileKey{st.Dev, st.Ino}, st, true
+}
+
+// begin makes the entry of a data file just created empty by the FS (fi
+// is its Stat). It returns nil if the cache is off or the file cannot be
+// identified.
+func (c *freshCache) begin(fi fs.FileInfo) *freshFile {
 	if c == nil {
 		return nil
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil || st.Size != 0 {
+	key, _, ok := keyOf(fi)
+	if !ok || fi.Size() != 0 {
 		return nil
 	}
-	ff := &freshFile{key: fileKey{st.Dev, st.Ino}}
+	ff := &freshFile{key: key}
 	c.mu.Lock()
 	if old := c.files[ff.key]; old != nil { // the inode was reused
 		c.dropLocked(old)
@@ -133,8 +142,8 @@ func (c *freshCache) add(ff *freshFile, off int64, b []byte) {
 		old := c.queue[0]
 		c.queue[0] = nil
 		c.queue = c.queue[1:]
-		if old.gone {
-			continue
+		if old.b == nil {
+			continue // dropped already
 		}
 		old.file.mu.Lock()
 		old.file.chunks[old.idx] = nil
@@ -146,7 +155,7 @@ func (c *freshCache) add(ff *freshFile, off int64, b []byte) {
 	if len(c.queue) > 2*c.live+64 {
 		q := c.queue[:0:0]
 		for _, ch := range c.queue {
-			if !ch.gone {
+			if ch.b != nil {
 				q = append(q, ch)
 			}
 		}
@@ -173,12 +182,12 @@ func (c *freshCache) lookup(fi fs.FileInfo) *freshFile {
 	if c == nil {
 		return nil
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
+	key, st, ok := keyOf(fi)
 	if !ok {
 		return nil
 	}
 	c.mu.Lock()
-	ff := c.files[fileKey{st.Dev, st.Ino}]
+	ff := c.files[key]
 	c.mu.Unlock()
 	if ff == nil {
 		return nil
@@ -258,6 +267,20 @@ func (ff *freshFile) readAt(p []byte, off int64) (n int, end bool) {
 		done += copy(p[done:], b[in:])
 	}
 	return done, off+int64(done) >= ff.size
+}
+
+// readFresh reads p at off from ff where it holds the bytes, and the rest
+// with read.
+func readFresh(ff *freshFile, p []byte, off int64, read func([]byte, int64) (int, error)) (int, error) {
+	n, end := ff.readAt(p, off)
+	if n == len(p) {
+		return n, nil
+	}
+	if end {
+		return n, io.EOF
+	}
+	m, err := read(p[n:], off+int64(n))
+	return n + m, err
 }
 
 // stats returns the bytes held and the files with an entry.

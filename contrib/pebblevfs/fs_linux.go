@@ -182,7 +182,7 @@ func (d *FS) writer(f *diskio.File, k kind, created bool) (vfs.File, error) {
 	if created {
 		cache = d.freshCache()
 	}
-	return newWriteFile(f, r.dev, cache), nil
+	return newWriteFile(f, fi, cache), nil
 }
 
 // Remove removes name, and what the fresh cache holds of it.

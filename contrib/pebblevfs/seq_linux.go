@@ -49,15 +49,7 @@ func newSeqFile(r readFile, depth int) *seqFile {
 // ReadAt returns len(p) bytes at off, or fewer with io.EOF at end of file.
 // What the fresh cache holds is copied from there and starts no stream.
 func (s *seqFile) ReadAt(p []byte, off int64) (int, error) {
-	cached, end := s.fresh.readAt(p, off)
-	if cached == len(p) {
-		return cached, nil
-	}
-	if end {
-		return cached, io.EOF
-	}
-	n, err := s.readAt(p[cached:], off+int64(cached))
-	return cached + n, err
+	return readFresh(s.fresh, p, off, s.readAt)
 }
 
 func (s *seqFile) readAt(p []byte, off int64) (int, error) {

@@ -58,8 +58,8 @@ type pendingWrite struct {
 
 var _ vfs.File = (*writeFile)(nil)
 
-func newWriteFile(f *diskio.File, dev vfs.DeviceID, cache *freshCache) *writeFile {
-	return &writeFile{f: f, dev: dev, cache: cache, fresh: cache.begin(f), buf: alignedBuf(writeBuffer, unit)}
+func newWriteFile(f *diskio.File, fi vfs.FileInfo, cache *freshCache) *writeFile {
+	return &writeFile{f: f, dev: fi.DeviceID(), cache: cache, fresh: cache.begin(fi), buf: alignedBuf(writeBuffer, unit)}
 }
 
 func (w *writeFile) Write(p []byte) (int, error) {
