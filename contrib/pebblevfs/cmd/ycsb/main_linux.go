@@ -139,6 +139,11 @@ func run(c config) error {
 		results = append(results, r)
 		fmt.Fprintf(os.Stderr, "%-8s %-6s %10.0f ops/s  p50 %8.1f µs  p99 %9.1f µs  %6.1f CPU µs/op  %s threads\n",
 			r.Workload, r.FS, r.OpsPerSec, r.P50, r.P99, r.CPUPerOp, threadsCell(r))
+		fmt.Fprintf(os.Stderr, "           %d compactions (%d read-triggered) wrote %d MiB; block cache %d hits, %d misses\n",
+			r.Compactions, r.ReadCompactions, r.CompactedBytes>>20, r.CacheHits, r.CacheMiss)
+		for _, o := range r.ByOp {
+			fmt.Fprintf(os.Stderr, "           %-7s %9d ops  mean %9.1f µs  p50 %8.1f µs  p99 %9.1f µs\n", o.Op, o.Count, o.Mean, o.P50, o.P99)
+		}
 		return nil
 	}
 	for rd := range c.rounds {

@@ -32,13 +32,25 @@ type result struct {
 	Round                 int // phases of one round are compared
 	Ops                   int64
 	OpsPerSec             float64
-	P50, P99              float64 // µs
-	CPUPerOp              float64 // µs of user+system CPU of the whole process
-	Threads               int     // peak OS threads of the process
-	Workers               int     // of them io_uring workers (iou-wrk), at the peak
-	ReadBytes, WriteBytes int64   // storage I/O of the process (/proc/self/io)
-	PageCache             int64   // bytes of the database's files in the page cache at the phase's end
-	Memory                int64   // the phase's cache memory: block cache (+ fresh cache) + PageCache
+	P50, P99              float64   // µs
+	CPUPerOp              float64   // µs of user+system CPU of the whole process
+	Threads               int       // peak OS threads of the process
+	Workers               int       // of them io_uring workers (iou-wrk), at the peak
+	ReadBytes, WriteBytes int64     // storage I/O of the process (/proc/self/io)
+	PageCache             int64     // bytes of the database's files in the page cache at the phase's end
+	Memory                int64     // the phase's cache memory: block cache (+ fresh cache) + PageCache
+	ByOp                  []opStats // latency by kind of operation (workloads only)
+	Compactions           int64     // compactions Pebble ran during the phase
+	ReadCompactions       int64     // of them read-triggered
+	CompactedBytes        uint64    // bytes the compactions wrote
+	CacheHits, CacheMiss  int64     // block cache
+}
+
+// opStats is the latency of one kind of operation in a phase.
+type opStats struct {
+	Op             string
+	Count          int64
+	Mean, P50, P99 float64 // µs
 }
 
 // runChild runs one phase: "FS/load" loads a fresh database, "FS/X" runs
@@ -139,15 +151,20 @@ func runChild(c config) error {
 	}
 	var hist *hdrhistogram.Histogram
 	var ops int64
+	var byOp []opStats
 	if wname == "load" {
 		hist, ops, err = load(c, db)
 	} else {
-		hist, ops, err = runWorkload(c, db, workloads[wname])
+		hist, ops, byOp, err = runWorkload(c, db, workloads[wname])
 	}
 	if c.cpuprofile != "" {
 		pprof.StopCPUProfile()
 	}
 	r := m.stop(ops)
+	dm := db.Metrics() // counts since this process opened the database
+	r.Compactions, r.ReadCompactions = dm.Compact.Count, dm.Compact.ReadCount
+	r.CompactedBytes = dm.Total().TableBytesCompacted
+	r.CacheHits, r.CacheMiss = dm.BlockCache.Hits, dm.BlockCache.Misses
 	if err != nil {
 		db.Close()
 		return err
@@ -170,7 +187,7 @@ func runChild(c config) error {
 	if err := db.Close(); err != nil {
 		return err
 	}
-	r.FS, r.Workload = fsName, wname
+	r.FS, r.Workload, r.ByOp = fsName, wname, byOp
 	r.P50 = float64(hist.ValueAtQuantile(50)) / 1000
 	r.P99 = float64(hist.ValueAtQuantile(99)) / 1000
 	if tr != nil {
@@ -272,7 +289,7 @@ func load(c config, db *pebble.DB) (*hdrhistogram.Histogram, int64, error) {
 }
 
 // runWorkload runs w from all goroutines for the phase's duration.
-func runWorkload(c config, db *pebble.DB, w workload) (*hdrhistogram.Histogram, int64, error) {
+func runWorkload(c config, db *pebble.DB, w workload) (*hdrhistogram.Histogram, int64, []opStats, error) {
 	z := newZipfian(c.records, 0.99)
 	wopt := pebble.NoSync
 	if c.sync {
@@ -280,12 +297,13 @@ func runWorkload(c config, db *pebble.DB, w workload) (*hdrhistogram.Histogram, 
 	}
 	ins := newInserts(c.records)
 	deadline := time.Now().Add(c.duration)
-	hists := make([]*hdrhistogram.Histogram, c.concurrency)
-	counts := make([]int64, c.concurrency)
+	hists := make([][numOpKinds]*hdrhistogram.Histogram, c.concurrency)
 	errs := make([]error, c.concurrency)
 	var wg sync.WaitGroup
 	for g := range c.concurrency {
-		hists[g] = newHist()
+		for k := range hists[g] {
+			hists[g][k] = newHist()
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -302,7 +320,8 @@ func runWorkload(c config, db *pebble.DB, w workload) (*hdrhistogram.Histogram, 
 					}
 					return z.record(r, w.requestDistZipfian)
 				}
-				switch w.pick(r) {
+				op := w.pick(r)
+				switch op {
 				case opRead:
 					err = read(db, key(rec()))
 				case opUpdate:
@@ -324,22 +343,36 @@ func runWorkload(c config, db *pebble.DB, w workload) (*hdrhistogram.Histogram, 
 					errs[g] = err
 					return
 				}
-				hists[g].RecordValue(time.Since(t0).Nanoseconds())
-				counts[g]++
+				hists[g][op].RecordValue(time.Since(t0).Nanoseconds())
 			}
 		}()
 	}
 	wg.Wait()
-	h := newHist()
-	var ops int64
-	for g := range hists {
-		if errs[g] != nil {
-			return nil, 0, errs[g]
+	for _, err := range errs {
+		if err != nil {
+			return nil, 0, nil, err
 		}
-		h.Merge(hists[g])
-		ops += counts[g]
 	}
-	return h, ops, nil
+	all := newHist()
+	var byOp []opStats
+	for k := range numOpKinds {
+		h := newHist()
+		for g := range hists {
+			h.Merge(hists[g][k])
+		}
+		if h.TotalCount() == 0 {
+			continue
+		}
+		all.Merge(h)
+		byOp = append(byOp, opStats{
+			Op:    k.String(),
+			Count: h.TotalCount(),
+			Mean:  h.Mean() / 1000,
+			P50:   float64(h.ValueAtQuantile(50)) / 1000,
+			P99:   float64(h.ValueAtQuantile(99)) / 1000,
+		})
+	}
+	return all, all.TotalCount(), byOp, nil
 }
 
 func read(db *pebble.DB, k []byte) error {

@@ -51,7 +51,12 @@ const (
 	opScan
 	opInsert
 	opRMW // read a record, then write it back changed
+	numOpKinds
 )
+
+var opNames = [numOpKinds]string{"read", "update", "scan", "insert", "rmw"}
+
+func (k opKind) String() string { return opNames[k] }
 
 func (w workload) pick(r *rand.Rand) opKind {
 	x := r.Float64()
