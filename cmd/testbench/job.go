@@ -47,6 +47,7 @@ type Job struct {
 	RingFlags uint32
 	Entries   int
 	NoInline  bool
+	Spin      time.Duration // sched.Options.Spin (0: the default)
 
 	// Untraced: neither side is instrumented (no Tracer for diskio, no
 	// call count for os.File) unless -trace asks; syscalls/op is then the
@@ -277,7 +278,7 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 		t = osT
 	} else {
 		counter = &syscallCounter{next: e.tracer}
-		opts := sched.Options{Backend: sched.Backend(j.Backend), Entries: j.Entries, NoInline: j.NoInline, Tracer: counter}
+		opts := sched.Options{Backend: sched.Backend(j.Backend), Entries: j.Entries, NoInline: j.NoInline, Spin: j.Spin, Tracer: counter}
 		if untraced {
 			opts.Tracer = nil
 		}

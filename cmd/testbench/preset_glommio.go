@@ -68,7 +68,7 @@ func presetGlommio(ctx context.Context, s *suite) error {
 			rw = "randread"
 		}
 		jobs = append(jobs, Job{Group: p.group, Label: "diskio (uring)", Backend: "uring", RW: rw, BS: p.bs, G: p.g,
-			Direct: true, Fsync: "none", Duration: 10 * time.Second, Custom: "glommio", Variant: p.name})
+			Direct: true, Fsync: "none", Duration: 10 * time.Second, Custom: "glommio", Variant: p.name, Spin: s.c.spin})
 	}
 	s.note(fmt.Sprintf("glommio: the phases of Glommio's examples/storage.rs on one %s file, each diskio row next to its closest fio job (the baseline of the ratio)", sizeName(s.e.size)))
 	return s.runAll(ctx, jobs)
@@ -169,7 +169,7 @@ func glommioDiskio(ctx context.Context, e *env, j Job, r *Result, h *bench.Histo
 		return err
 	}
 	counter := &syscallCounter{next: e.tracer}
-	sch, err := sched.New(sched.Options{Backend: sched.URing, Tracer: counter})
+	sch, err := sched.New(sched.Options{Backend: sched.URing, Spin: j.Spin, Tracer: counter})
 	if err != nil {
 		return err
 	}

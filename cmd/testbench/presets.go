@@ -49,7 +49,7 @@ var presets = map[string]func(context.Context, *suite) error{
 func (c *config) job(group, backend, rw string, bs, g int, direct bool) Job {
 	return Job{Group: group, Backend: backend, RW: rw, BS: bs, G: g, Direct: direct, Fsync: "none", Mix: c.mix,
 		Buffer: c.bufSize, ReadAhead: c.readAhead, Fixed: c.fixed, RingFlags: ringFlags(c.sqpoll, c.iopoll),
-		Entries: c.entries, NoInline: c.noInline}
+		Entries: c.entries, NoInline: c.noInline, Spin: c.spin}
 }
 
 // customJobs is the matrix the workload flags describe.
