@@ -45,7 +45,9 @@
 // Flags in the spirit of fio select a custom matrix instead: -rw
 // (randread, randwrite, read, write, mixed with -mix), -bs, -goroutines,
 // -backends, -direct, -fsync (none, each, end, dsync, group), -fallocate,
-// -fixed, -sqpoll, -iopoll, -entries, -readahead and -buffer (streams).
+// -fixed, -sqpoll, -iopoll, -entries, -spin (the loop's spin before it
+// sleeps; the glommio preset takes it too), -readahead and -buffer
+// (streams).
 // -json prints the results as a Report (result.go). -plot PREFIX draws
 // them with gonum.org/v1/plot, as SVG and PNG: PREFIX-scaling (IOPS, p99
 // latency and OS threads against goroutines, for a group run at several
