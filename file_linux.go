@@ -107,12 +107,7 @@ func OpenFile(name string, flag int, perm fs.FileMode, opts ...Option) (*File, e
 // fileOptions applies opts and finds the scheduler they name (the
 // default one if none).
 func fileOptions(name string, opts []Option) (options, *sched.Scheduler, error) {
-	var o options
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
+	o := applyOptions(opts)
 	s := o.sched
 	if s == nil {
 		var err error
@@ -170,7 +165,7 @@ func (f *File) setup(mode DirectMode) error {
 	regular := st.Mode&unix.S_IFMT == unix.S_IFREG
 	f.syncFd = fl&(unix.O_SYNC|unix.O_DSYNC) != 0
 	f.page = int64(os.Getpagesize()) // a direct File's may be larger (below)
-	if mode != DirectOff && regular {
+	if mode != PageCache && regular {
 		acc := unix.O_RDWR
 		if f.acc == os.O_RDONLY {
 			acc = unix.O_RDONLY

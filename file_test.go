@@ -41,12 +41,12 @@ func randomBytes(n int, seed byte) []byte {
 	return b
 }
 
-// openModes are the ways the tests open files: the default (O_DIRECT on
-// ext4, xfs, ...), O_DIRECT required, and buffered.
+// openModes are the ways the tests open files: the default (the page
+// cache), O_DIRECT where allowed (ext4, xfs, ...), and O_DIRECT required.
 var openModes = []struct {
 	name string
 	mode DirectMode
-}{{"auto", DirectAuto}, {"direct", DirectRequired}, {"buffered", DirectOff}}
+}{{"buffered", PageCache}, {"auto", Direct}, {"direct", DirectRequired}}
 
 func openForTest(t *testing.T, name string, flag int, mode DirectMode) *File {
 	t.Helper()
@@ -58,7 +58,7 @@ func openForTest(t *testing.T, name string, flag int, mode DirectMode) *File {
 	switch mode {
 	case DirectRequired:
 		require.True(t, f.Direct())
-	case DirectOff:
+	case PageCache:
 		require.False(t, f.Direct())
 	}
 	return f
