@@ -126,7 +126,13 @@ func pwriteAll(fd int, b []byte, off int64, flags int) (int, error) {
 		if off >= 0 {
 			at += int64(done)
 		}
-		n, err := unix.Pwritev2(fd, [][]byte{b[done:]}, at, flags)
+		var n int
+		var err error
+		if flags == 0 && off >= 0 {
+			n, err = unix.Pwrite(fd, b[done:], at) // pwrite64: cheaper than the vectored call
+		} else {
+			n, err = unix.Pwritev2(fd, [][]byte{b[done:]}, at, flags)
+		}
 		if err == unix.EINTR {
 			continue
 		}
@@ -430,6 +436,7 @@ func (f *File) pageDown(off int64) int64 { return off - off%f.page }
 // dio_warn_stale_pagecache). A buffered write before or after is fine:
 // the direct write writes the folio back first.
 func (f *File) directWrite(b []byte, off int64, rwf uint32) (int, error) {
+	f.registerSoon()
 	f.mixing.RLock()
 	defer f.mixing.RUnlock()
 	return f.s.WriteAtFlags(f.fd, b, off, rwf)
