@@ -229,7 +229,7 @@ func (f *File) writeInline(b []byte, off int64, rwf uint32) (n int, ok bool, err
 		f.pc.wmu.Unlock()
 		return 0, false, nil
 	}
-	n, err = pwriteAll(f.fd, b, off, 0)
+	n, err = f.s.WriteAtInline(f.fd, b, off, 0)
 	if n > 0 {
 		f.pc.wStart, f.pc.wEnd = off, off+int64(n)
 		f.pc.grow(off + int64(n))

@@ -36,7 +36,8 @@ type File struct {
 	syncFd bool // bfd is O_SYNC or O_DSYNC: every write through it waits for the disk
 	uses   atomic.Int32 // a direct File's requests to the scheduler, up to registerAfter
 	fixed  atomic.Bool  // fd is in the scheduler's registered file table (registerSoon)
-	plain  bool // not a regular file: every call goes to osf (plain_linux.go)
+	plain  bool         // a file the runtime polls, or known not regular: every call goes to osf (plain_linux.go)
+	kind   atomic.Int32 // kindRegular or kindOther once known, where OpenFile did not fstat (plainCheck)
 
 	// refs is the fdMutex-style count of calls in progress; refClosed
 	// marks Close. Close waits for the count to drain before it touches
@@ -163,6 +164,9 @@ func newFile(name string, osf *os.File, s *sched.Scheduler, flag, fl int, pos in
 // partial pages of writes go through it. It learns the alignment.
 func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 	regular := st != nil && st.Mode&unix.S_IFMT == unix.S_IFREG
+	if regular {
+		f.kind.Store(kindRegular)
+	}
 	switch {
 	case st != nil:
 		f.pc.sizeHint.Store(st.Size)
@@ -357,7 +361,7 @@ func (f *File) pathErrAt(op string, off int64, n int, err error) error {
 		return err // before errors.As, whose target would escape: no allocation per read
 	}
 	var ioe *sched.IOError
-	if errors.As(err, &ioe) {
+	if errors.As(err, &ioe) && ioe.Err != unix.EISDIR { // a directory: not a failure at a range
 		return &IOError{PathError: fs.PathError{Op: op, Path: f.name, Err: ioe.Err}, Off: off, Len: n, Request: ioe}
 	}
 	return f.pathErr(op, err)

@@ -64,12 +64,40 @@ func (f *File) plainPath() (*os.File, bool) {
 
 // plainCheck is plainPath for the methods os.File does not have: nil
 // gives os.ErrInvalid; a plain file is served by the caller's fallback.
+// A page-cache File opened without an fstat learns here, once, whether
+// it is a regular file: a directory or a device gets these methods'
+// plain behaviour, as if OpenFile had told it apart.
 func (f *File) plainCheck() (*os.File, bool, error) {
 	if f == nil {
 		return nil, false, os.ErrInvalid
 	}
-	return f.osf, f.plain, nil
+	if f.plain {
+		return f.osf, true, nil
+	}
+	switch f.kind.Load() {
+	case kindRegular:
+		return f.osf, false, nil
+	case kindOther:
+		return f.osf, true, nil
+	}
+	var st unix.Stat_t
+	if err := ignoringEINTR(func() error { return unix.Fstat(f.bfd, &st) }); err != nil {
+		return f.osf, false, nil // the method's own call reports it
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		f.kind.Store(kindOther)
+		return f.osf, true, nil
+	}
+	f.kind.Store(kindRegular)
+	return f.osf, false, nil
 }
+
+// A File's kind, where OpenFile did not ask (File.kind).
+const (
+	kindUnknown = iota
+	kindRegular
+	kindOther
+)
 
 var errNotRegular = errors.New("not a regular file")
 
