@@ -31,9 +31,9 @@ type File struct {
 	block  int64 // offset and length alignment with O_DIRECT
 	page   int64 // the page cache's unit (at least block): buffered and direct I/O never share one in flight
 	mem    uintptr
-	acc    int  // O_RDONLY, O_WRONLY or O_RDWR, as the caller opened it
-	append bool // O_APPEND: every Write is the kernel's append (RWF_APPEND on bfd)
-	syncFd bool // bfd is O_SYNC or O_DSYNC: every write through it waits for the disk
+	acc    int          // O_RDONLY, O_WRONLY or O_RDWR, as the caller opened it
+	append bool         // O_APPEND: every Write is the kernel's append (RWF_APPEND on bfd)
+	syncFd bool         // bfd is O_SYNC or O_DSYNC: every write through it waits for the disk
 	uses   atomic.Int32 // a direct File's requests to the scheduler, up to registerAfter
 	fixed  atomic.Bool  // fd is in the scheduler's registered file table (registerSoon)
 	plain  bool         // a file the runtime polls, or known not regular: every call goes to osf (plain_linux.go)
