@@ -12,7 +12,7 @@ import (
 	"github.com/diskio-go/diskio/sched"
 )
 
-// The page-cache path of buffered files (PageCache, or DirectAuto where
+// The page-cache path of buffered files (PageCache, or Direct where
 // O_DIRECT is refused). A read first copies what the page cache holds on
 // the caller's goroutine with preadv2(RWF_NOWAIT), which never waits for
 // the disk, so a hit costs about what os.File's pread costs and no thread
