@@ -377,7 +377,8 @@ var scenarios = []struct {
 	{"kernel-error", func(t *testing.T, im impl, dir string, tr *transcript) {
 		// EFBIG comes from the kernel (the scheduler's request): os.File's
 		// PathError, reached with errors.As, Err the bare errno. diskio
-		// wraps it in an *IOError naming the caller's offset and length.
+		// puts one *IOError naming the caller's offset and length over
+		// it, and nothing else: below the IOError, the chain is os.File's.
 		f, err := im.open(filepath.Join(dir, "f"), os.O_RDWR|os.O_CREATE, 0o644)
 		require.NoError(t, err)
 		defer f.Close()
@@ -389,11 +390,18 @@ var scenarios = []struct {
 			if ioe, ok := err.(*IOError); ok {
 				require.Contains(t, err.Error(), fmt.Sprintf(" at offset %d (1 bytes): file too large", off))
 				require.Equal(t, off, ioe.Off)
-				var sioe *sched.IOError // the request as issued, still reachable
-				require.ErrorAs(t, err, &sioe)
+				require.Equal(t, 1, ioe.Len)
+				var sioe *sched.IOError // the scheduler's account: not a second layer
+				require.False(t, errors.As(err, &sioe), "a second wrapper: %#v", sioe)
+				err = errors.Unwrap(err)
 			} else {
 				require.Equal(t, "os", im.name, "diskio's kernel error is not an *IOError: %#v", err)
 			}
+			var chain []string
+			for e := err; e != nil; e = errors.Unwrap(e) {
+				chain = append(chain, fmt.Sprintf("%T", e))
+			}
+			tr.add("chain %v", chain)
 		}
 	}},
 	{"closed", func(t *testing.T, im impl, dir string, tr *transcript) {

@@ -355,14 +355,16 @@ func (f *File) pathErr(op string, err error) error {
 }
 
 // pathErrAt is pathErr for a read or write of n bytes at off: a failure
-// of the kernel's becomes an *IOError naming them.
+// of the kernel's becomes an *IOError naming them (the scheduler's own
+// account of the request, in the aligned terms the kernel saw, is not
+// kept: one layer over the PathError, see IOError).
 func (f *File) pathErrAt(op string, off int64, n int, err error) error {
 	if err == nil || err == io.EOF {
 		return err // before errors.As, whose target would escape: no allocation per read
 	}
 	var ioe *sched.IOError
 	if errors.As(err, &ioe) && ioe.Err != unix.EISDIR { // a directory: not a failure at a range
-		return &IOError{PathError: fs.PathError{Op: op, Path: f.name, Err: ioe.Err}, Off: off, Len: n, Request: ioe}
+		return &IOError{PathError: fs.PathError{Op: op, Path: f.name, Err: ioe.Err}, Off: off, Len: n}
 	}
 	return f.pathErr(op, err)
 }
