@@ -75,7 +75,9 @@ func (f *File) Datasync() error {
 
 // doFlush is one device flush for a round of the flush group: fsync or
 // fdatasync through the scheduler. Only a failure of the flush itself is
-// sticky.
+// sticky (flushFailed): an error from before the kernel ran it (the
+// scheduler closed) leaves the dirty pages as they were, and a later
+// flush may still write them.
 func (f *File) doFlush(full bool) (sticky bool, err error) {
 	op := "datasync"
 	if full {
@@ -88,10 +90,23 @@ func (f *File) doFlush(full bool) (sticky bool, err error) {
 		err = f.s.Fdatasync(f.fd)
 	}
 	if err != nil {
-		return true, f.pathErr(op, err)
+		return flushFailed(err), f.pathErr(op, err)
 	}
 	f.dur.flushed(full, data, meta)
 	return false, nil
+}
+
+// flushFailed reports whether err, from fsync or fdatasync, says the
+// kernel ran the flush and it failed: an errno, other than one that
+// refuses the call before any writeback (a bad descriptor, a file that
+// cannot be synced). After such a failure the kernel may have dropped the
+// dirty pages and marked them clean, so no later flush can be trusted.
+func flushFailed(err error) bool {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return false // not the kernel's: sched.ErrClosed
+	}
+	return errno != syscall.EBADF && errno != syscall.EINVAL
 }
 
 // flushGroup coalesces concurrent flushes of one file (group commit) and
