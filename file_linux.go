@@ -183,7 +183,13 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 			acc = unix.O_RDONLY
 		}
 		// O_SYNC and O_DSYNC carry over: F_SETFL cannot set them later.
-		dfd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(f.bfd), acc|unix.O_CLOEXEC|fl&unix.O_SYNC, 0)
+		dfd, err := f.reopen(acc | unix.O_CLOEXEC | fl&unix.O_SYNC)
+		if (err == unix.EACCES || err == unix.EPERM) && acc == unix.O_RDWR && f.acc == os.O_WRONLY {
+			// Write-only, on a file this process may not read: the
+			// File never reads through dfd (its reads fail with
+			// EBADF, as os.File's), so a write-only one serves.
+			dfd, err = f.reopen(unix.O_WRONLY | unix.O_CLOEXEC | fl&unix.O_SYNC)
+		}
 		switch {
 		case err == nil:
 			if err := setfl(dfd, fl&^unix.O_APPEND|unix.O_DIRECT); err != nil {
@@ -224,6 +230,16 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 	}
 	f.dur.init()
 	return nil
+}
+
+// reopen opens the File's file again through /proc/self/fd, with flag.
+func (f *File) reopen(flag int) (int, error) {
+	for {
+		fd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(f.bfd), flag, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
 }
 
 // registerAfter is how many requests a direct File sends to the scheduler
