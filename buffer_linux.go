@@ -215,11 +215,13 @@ func (f *File) ReadMany(ranges []Range, opts ReadManyOptions) ([]*Buffer, error)
 // AppendReadMany is ReadMany appending the Buffers to dst: with dst
 // reused, a ReadMany in steady state allocates nothing.
 func (f *File) AppendReadMany(dst []*Buffer, ranges []Range, opts ReadManyOptions) ([]*Buffer, error) {
-	if p, plain, err := f.plainCheck(); err != nil || plain {
-		if err != nil {
-			return dst, err
-		}
-		bufs, err := plainReadMany(p, ranges)
+	plain, err := f.enter("read")
+	if err != nil {
+		return dst, err
+	}
+	defer f.release()
+	if plain {
+		bufs, err := plainReadMany(f.osf, ranges)
 		return append(dst, bufs...), err
 	}
 	for _, r := range ranges {
@@ -230,10 +232,6 @@ func (f *File) AppendReadMany(dst []*Buffer, ranges []Range, opts ReadManyOption
 	if len(ranges) == 0 {
 		return dst, nil
 	}
-	if err := f.acquire("read"); err != nil {
-		return dst, err
-	}
-	defer f.release()
 	if f.acc == os.O_WRONLY {
 		return dst, &fs.PathError{Op: "read", Path: f.name, Err: syscall.EBADF}
 	}

@@ -37,7 +37,7 @@ type File struct {
 	uses   atomic.Int32 // a direct File's requests to the scheduler, up to registerAfter
 	fixed  atomic.Bool  // fd is in the scheduler's registered file table (registerSoon)
 	plain  bool         // a file the runtime polls, or known not regular: every call goes to osf (plain_linux.go)
-	kind   atomic.Int32 // kindRegular or kindOther once known, where OpenFile did not fstat (plainCheck)
+	kind   atomic.Int32 // kindRegular or kindOther once known, where OpenFile did not fstat (enter)
 
 	// refs is the fdMutex-style count of calls in progress; refClosed
 	// marks Close. Close waits for the count to drain before it touches
@@ -390,10 +390,12 @@ func (f *File) pathErrAt(op string, off int64, n int, err error) error {
 
 // Close ends the file's StreamReaders (their reads then fail with
 // os.ErrClosed), waits for the calls in progress, and closes the file.
-// Calls after Close fail with os.ErrClosed.
+// Calls after Close fail with os.ErrClosed, on every kind of file, and
+// never use the descriptor number again (the kernel may have given it
+// to another file by then).
 func (f *File) Close() error {
-	if p, ok := f.plainPath(); ok {
-		return p.Close()
+	if f == nil {
+		return os.ErrInvalid
 	}
 	for {
 		old := f.refs.Load()
@@ -406,6 +408,14 @@ func (f *File) Close() error {
 			}
 			break
 		}
+	}
+	if f.plain {
+		// Every call of a plain File reaches the descriptor through
+		// the *os.File, whose own count keeps it until those in
+		// progress are done; and its Close must come now, not after
+		// them: it is what wakes a read blocked in the poller (a FIFO
+		// nobody writes).
+		return f.osf.Close()
 	}
 	f.streams.end()
 	f.drainL.wait()

@@ -4,6 +4,7 @@ package diskio
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // rssBytes is the process's resident set (/proc/self/statm).
@@ -239,5 +241,152 @@ func TestCopyOntoItself(t *testing.T) {
 				t.Fatal("io.Copy of a file into itself did not return")
 			}
 		})
+	}
+}
+
+// fdNumbers returns the descriptor numbers f uses: the *os.File's, and
+// the File's second, O_DIRECT one.
+func fdNumbers(t *testing.T, f *File) []int {
+	rc, err := f.osf.SyscallConn()
+	require.NoError(t, err)
+	var nums []int
+	require.NoError(t, rc.Control(func(fd uintptr) { nums = append(nums, int(fd)) }))
+	if f.fd >= 0 && f.fd != nums[0] {
+		nums = append(nums, f.fd)
+	}
+	return nums
+}
+
+// victimState is what a call through a stale descriptor number could
+// change of the file now holding it.
+type victimState struct {
+	cached           uint64 // pages in the page cache
+	fdFlags, flFlags []int
+	offsets          []int64
+	size, uid, gid   int64
+	mode             uint32
+	mtime, ctime     unix.Timespec
+	content          string // hash, read with O_DIRECT (no caching)
+}
+
+func stateOf(t *testing.T, path string, nums []int) victimState {
+	var st victimState
+	var cs unix.Cachestat_t
+	require.NoError(t, unix.Cachestat(uint(nums[0]), &unix.CachestatRange{}, &cs, 0))
+	st.cached = cs.Cache
+	for _, n := range nums {
+		fd, err := unix.FcntlInt(uintptr(n), unix.F_GETFD, 0)
+		require.NoError(t, err, "descriptor %d was closed", n)
+		fl, err := unix.FcntlInt(uintptr(n), unix.F_GETFL, 0)
+		require.NoError(t, err)
+		off, err := unix.Seek(n, 0, io.SeekCurrent)
+		require.NoError(t, err)
+		st.fdFlags, st.flFlags, st.offsets = append(st.fdFlags, fd), append(st.flFlags, fl), append(st.offsets, off)
+	}
+	var s unix.Stat_t
+	require.NoError(t, unix.Stat(path, &s))
+	st.size, st.uid, st.gid, st.mode, st.mtime, st.ctime = s.Size, int64(s.Uid), int64(s.Gid), s.Mode, s.Mtim, s.Ctim
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(fd)
+	buf, err := unix.Mmap(-1, 0, int(s.Size+4095)&^4095, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	require.NoError(t, err)
+	defer unix.Munmap(buf)
+	n, err := unix.Pread(fd, buf, 0)
+	require.NoError(t, err)
+	st.content = hashOf(buf[:n])
+	return st
+}
+
+// TestClosedFileTouchesNoDescriptor: after Close, no method of any kind
+// of File (regular, FIFO, device, directory; page cache and Direct) uses
+// its descriptor numbers. The test gives the numbers to another file
+// (dup3), then calls every method of the closed File and of its streams,
+// and finds that file as it was: open, same flags and offset, same size,
+// mode, times and bytes, and its page cache neither filled (Prefetch,
+// reads) nor emptied (Advise DontNeed).
+func TestClosedFileTouchesNoDescriptor(t *testing.T) {
+	dir := t.TempDir()
+	victimPath := filepath.Join(dir, "victim")
+	require.NoError(t, os.WriteFile(victimPath, randomBytes(1<<20, 5), 0o600))
+	kinds := []struct {
+		name string
+		open func(t *testing.T, im impl, dir string) osLike
+	}{
+		{"regular", func(t *testing.T, im impl, dir string) osLike {
+			path := filepath.Join(dir, "f")
+			require.NoError(t, os.WriteFile(path, randomBytes(64<<10, 6), 0o644))
+			f, err := im.open(path, os.O_RDWR, 0)
+			require.NoError(t, err)
+			return f
+		}},
+		{"fifo", openFIFO},
+		{"device", openNullDevice},
+		{"dir", openDir},
+	}
+	for _, k := range kinds {
+		for _, mode := range []DirectMode{PageCache, Direct} {
+			t.Run(fmt.Sprintf("%s/%v", k.name, mode), func(t *testing.T) {
+				f := openExtra(k.open)(t, mode, t.TempDir())
+				var r *StreamReader
+				var w *StreamWriter
+				if k.name == "regular" {
+					// Used enough that a direct File's descriptor
+					// is in the ring's registered table.
+					buf := make([]byte, 4096)
+					for i := range registerAfter + 8 {
+						_, err := f.ReadAt(buf, int64(i%16)*4096)
+						require.NoError(t, err)
+					}
+					if f.direct && f.s.Fixed().Files {
+						require.True(t, f.fixed.Load())
+					}
+					var err error
+					r, err = f.NewStreamReader(0, StreamOptions{BufferSize: 4096, ReadAhead: 4})
+					require.NoError(t, err)
+					w, err = f.NewStreamWriter(0, StreamOptions{BufferSize: 4096, ReadAhead: 2})
+					require.NoError(t, err)
+					_, err = w.Write([]byte("behind"))
+					require.NoError(t, err)
+				}
+				nums := fdNumbers(t, f)
+				victim, err := os.OpenFile(victimPath, os.O_RDWR, 0)
+				require.NoError(t, err)
+				defer victim.Close()
+				require.NoError(t, f.Close())
+				for _, n := range nums {
+					_, err := unix.FcntlInt(uintptr(n), unix.F_GETFD, 0)
+					require.ErrorIs(t, err, syscall.EBADF, "descriptor %d was not given back", n)
+					require.NoError(t, unix.Dup3(int(victim.Fd()), n, unix.O_CLOEXEC))
+					defer unix.Close(n)
+				}
+				for _, warm := range []bool{false, true} {
+					if warm {
+						_, err := io.Copy(io.Discard, io.NewSectionReader(victim, 0, 1<<20))
+						require.NoError(t, err)
+					} else {
+						require.NoError(t, victim.Sync())
+						require.NoError(t, unix.Fadvise(int(victim.Fd()), 0, 0, unix.FADV_DONTNEED))
+					}
+					before := stateOf(t, victimPath, nums)
+					if warm {
+						require.NotZero(t, before.cached)
+					} else {
+						require.Zero(t, before.cached)
+					}
+					tr := &transcript{}
+					noPanic(t, "os.File's methods", func() { allMethods(tr, f) })
+					require.Equal(t, ^uintptr(0), f.Fd())
+					for _, m := range extraMethods {
+						noPanic(t, m.name, func() { m.call(f) })
+					}
+					if r != nil {
+						noPanic(t, "StreamReader", func() { streamReaderText(r) })
+						noPanic(t, "StreamWriter", func() { streamWriterText(w) })
+					}
+					require.Equal(t, before, stateOf(t, victimPath, nums), "the closed File's calls changed the file now holding its descriptor numbers %v (warm %v)", nums, warm)
+				}
+			})
+		}
 	}
 }

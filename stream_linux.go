@@ -73,11 +73,13 @@ type streamSlot struct {
 // NewStreamReader starts reading f at off with opts.ReadAhead reads in
 // flight. It reads up to the file's size at the time of the call.
 func (f *File) NewStreamReader(off int64, opts StreamOptions) (*StreamReader, error) {
-	if p, plain, err := f.plainCheck(); err != nil || plain {
-		if err != nil {
-			return nil, err
-		}
-		return nil, &fs.PathError{Op: "stream", Path: p.Name(), Err: errNotRegular}
+	plain, err := f.enter("stream")
+	if err != nil {
+		return nil, err
+	}
+	defer f.release()
+	if plain {
+		return nil, &fs.PathError{Op: "stream", Path: f.name, Err: errNotRegular}
 	}
 	if off < 0 {
 		return nil, &fs.PathError{Op: "stream", Path: f.name, Err: errors.New("negative offset")}
@@ -182,6 +184,9 @@ func (r *StreamReader) wait(s *streamSlot) (int, error) {
 // Read copies the next bytes of the file into p. Once the StreamReader or
 // its File is closed it fails with fs.ErrClosed.
 func (r *StreamReader) Read(p []byte) (int, error) {
+	if r == nil {
+		return 0, os.ErrInvalid
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -202,6 +207,9 @@ func (r *StreamReader) Read(p []byte) (int, error) {
 // and must Release it; the stream reads on into other memory meanwhile.
 // At the end it returns nil, io.EOF.
 func (r *StreamReader) NextBuffer() (*Buffer, error) {
+	if r == nil {
+		return nil, os.ErrInvalid
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -297,6 +305,9 @@ const maxGroupRead = 64 << 10
 // Close waits for the reads in flight and frees the buffers. The File
 // stays open. Closing the File closes its StreamReaders too.
 func (r *StreamReader) Close() error {
+	if r == nil {
+		return os.ErrInvalid
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.f.streams.remove(r)

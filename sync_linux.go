@@ -55,16 +55,14 @@ func (f *File) Sync() error {
 // timestamps would differ. Its guarantees and its sticky failure are
 // Sync's.
 func (f *File) Datasync() error {
-	if p, plain, err := f.plainCheck(); err != nil || plain {
-		if err != nil {
-			return err
-		}
-		return plainDatasync(p)
-	}
-	if err := f.acquire("datasync"); err != nil {
+	plain, err := f.enter("datasync")
+	if err != nil {
 		return err
 	}
 	defer f.release()
+	if plain {
+		return plainDatasync(f.osf)
+	}
 	f.dur.called(false)
 	defer f.dur.flushDone()
 	if f.nothingToFlush(false) {
@@ -247,12 +245,15 @@ func (g *flushGroup) run(r *flushRound, flush func(full bool) (sticky bool, err 
 // opening the file with O_DSYNC (which OpenFile also honours, for every
 // write).
 func (f *File) WriteAtDSync(b []byte, off int64) (int, error) {
-	if p, plain, err := f.plainCheck(); err != nil || plain {
-		if err != nil {
-			return 0, err
-		}
-		return plainWriteAtDSync(p, b, off)
+	plain, err := f.enter("write")
+	if err != nil {
+		return 0, err
 	}
+	defer f.release()
+	if plain {
+		return plainWriteAtDSync(f.osf, b, off)
+	}
+	// Then WriteAt's checks, in os.File's order.
 	if f.append {
 		return 0, errWriteAtInAppendMode
 	}
@@ -262,10 +263,6 @@ func (f *File) WriteAtDSync(b []byte, off int64) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	if err := f.acquire("write"); err != nil {
-		return 0, err
-	}
-	defer f.release()
 	if err := f.flush.failed(); err != nil {
 		return 0, err
 	}
@@ -293,16 +290,14 @@ func (f *File) PreallocateKeepSize(off, n int64) error {
 }
 
 func (f *File) preallocate(op string, mode uint32, off, n int64) error {
-	if p, plain, err := f.plainCheck(); err != nil || plain {
-		if err != nil {
-			return err
-		}
-		return plainPreallocate(p, mode, off, n)
-	}
-	if err := f.acquire(op); err != nil {
+	plain, err := f.enter(op)
+	if err != nil {
 		return err
 	}
 	defer f.release()
+	if plain {
+		return plainPreallocate(f.osf, mode, off, n)
+	}
 	if off < 0 || n <= 0 || off > maxOffset-n {
 		return &fs.PathError{Op: op, Path: f.name, Err: syscall.EINVAL}
 	}
@@ -312,7 +307,7 @@ func (f *File) preallocate(op string, mode uint32, off, n int64) error {
 	if err := f.flush.failed(); err != nil {
 		return err
 	}
-	err := f.s.Fallocate(f.fd, mode, off, n)
+	err = f.s.Fallocate(f.fd, mode, off, n)
 	f.dur.changed()
 	return f.pathErr(op, err)
 }
