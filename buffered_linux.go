@@ -115,7 +115,6 @@ func (g *gate) leave() {
 // sizeUnknown is the size hint of a File that has not learnt its size.
 const sizeUnknown = 1<<63 - 1
 
-
 // Nowait reports whether reads and writes first try the page cache on the
 // caller's goroutine. A buffered file starts with both on and turns one
 // off, for good, the first time the kernel refuses RWF_NOWAIT for it
@@ -306,7 +305,6 @@ func inlineErr(op sched.Op, off int64, n int, err error) error {
 	}
 	return err
 }
-
 
 // maxInlineWrite is the most writeCached copies on the caller's thread
 // when RWF_NOWAIT is refused: a WAL's records and flushes. Larger writes
