@@ -68,8 +68,9 @@ func (c *pageCache) grow(end int64) {
 	}
 }
 
-// maxInlineWriters is how many writes of one File run on their callers'
-// threads at once (pageCache.writers).
+// maxInlineWriters is how many WriteAt calls of one File run on their
+// callers' threads at once (pageCache.writers), beside the one cursor
+// Write that posMu allows.
 const maxInlineWriters = 2
 
 // gate admits a bounded number of goroutines at once; the others wait
@@ -229,9 +230,12 @@ const coldProbe = 8
 // asking the kernel (readFreeHint); failing that, cachestat and statx ask
 // (readFree). Any other write, or one larger than maxInlineWrite, goes to
 // the scheduler, whose io_uring worker takes the wait.
-func (f *File) writeCached(b []byte, off int64, rwf uint32) (int, error) {
+//
+// cursor says the caller holds posMu: cursor writes are one at a time
+// already, and do not take a place among the inline writers.
+func (f *File) writeCached(b []byte, off int64, rwf uint32, cursor bool) (int, error) {
 	if f.pc.noWrite.Load() {
-		if n, ok, err := f.writeInline(b, off, rwf); ok {
+		if n, ok, err := f.writeInline(b, off, rwf, cursor); ok {
 			return n, err
 		}
 	}
@@ -260,7 +264,7 @@ func (f *File) writeCached(b []byte, off int64, rwf uint32) (int, error) {
 	}
 	if done == 0 && f.pc.noWrite.Load() {
 		// Refused just now (the first write on ext4).
-		if n, ok, err := f.writeInline(b, off, rwf); ok {
+		if n, ok, err := f.writeInline(b, off, rwf, cursor); ok {
 			return n, err
 		}
 	}
@@ -271,16 +275,20 @@ func (f *File) writeCached(b []byte, off int64, rwf uint32) (int, error) {
 
 // writeInline makes writeCached's write on the caller's thread if it
 // reads nothing from the disk (ok), else leaves it to the caller (!ok).
-func (f *File) writeInline(b []byte, off int64, rwf uint32) (n int, ok bool, err error) {
+func (f *File) writeInline(b []byte, off int64, rwf uint32, cursor bool) (n int, ok bool, err error) {
 	if rwf != 0 || !inlineWrites || f.syncFd || len(b) > maxInlineWrite {
 		return 0, false, nil
 	}
 	if !f.readFree(off, len(b)) {
 		return 0, false, nil
 	}
-	f.pc.writers.enter(maxInlineWriters)
+	if !cursor {
+		f.pc.writers.enter(maxInlineWriters)
+	}
 	n, err = f.s.WriteAtInline(f.fd, b, off, 0)
-	f.pc.writers.leave()
+	if !cursor {
+		f.pc.writers.leave()
+	}
 	if n > 0 {
 		if p := f.pageDown(off + int64(n) - 1); f.pc.lastPage.Load() != p {
 			f.pc.lastPage.Store(p)
