@@ -481,7 +481,7 @@ func TestReadAtZeroAllocs(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "f")
 	require.NoError(t, os.WriteFile(path, randomBytes(1<<20, 7), 0o644))
-	f, err := Open(path)
+	f, err := OpenFile(path, os.O_RDONLY, 0, WithDirect(Direct))
 	require.NoError(t, err)
 	defer f.Close()
 	require.True(t, f.Direct())
@@ -498,4 +498,19 @@ func TestReadAtZeroAllocs(t *testing.T) {
 	})
 	require.Zero(t, aligned, "aligned ReadAt")
 	require.Zero(t, unaligned, "unaligned ReadAt")
+
+	// The default, page-cache File: hits on the caller, Read and Write.
+	p, err := OpenFile(path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer p.Close()
+	require.False(t, p.Direct())
+	for name, fn := range map[string]func(){
+		"ReadAt":  func() { _, err = p.ReadAt(buf[1:101], 8193) },
+		"Read":    func() { _, err = p.Read(buf[:100]) },
+		"Write":   func() { _, err = p.Write(buf[:100]) },
+		"WriteAt": func() { _, err = p.WriteAt(buf[:100], 300) },
+	} {
+		require.Zero(t, testing.AllocsPerRun(500, fn), "page cache %s", name)
+		require.NoError(t, err, name)
+	}
 }
