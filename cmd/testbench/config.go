@@ -99,7 +99,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.plot, "plot", "", "draw the results to PREFIX-throughput, -tail (latency exceedance, log-log), -scaling (IOPS, p99 and OS threads against goroutines, when there are several counts) and -model (latency-model), each .svg and .png")
 	fs.BoolVar(&c.fio, "fio", false, "also run the equivalent fio job on the same file (fio must be installed)")
 	fs.StringVar(&workloads, "workloads", "", "-preset dropin: run only these rows (comma-separated; a name selects all its rows, as cold-read, or one, as cold-read-16; -workloads list prints them)")
-	fs.Float64Var(&c.scale, "scale", 1, "-preset dropin: multiply the counts and sizes of the workloads that are not timed (4 gives the plan's 512 MiB and 200,000 writes)")
+	fs.Float64Var(&c.scale, "scale", 1, "-preset dropin: multiply the work of the rows that are not timed (at 1: a 256 MiB bufio file, 200,000 Writes, 2,000 appends, 4,096 group-commit writes, 50,000 overwrites, 2,000 small files, a 512 MiB copy)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

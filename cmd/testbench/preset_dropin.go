@@ -149,7 +149,8 @@ type dropinSpec struct {
 	g    int    // goroutines
 	bs   int    // bytes per operation (a record, a buffer)
 	// count is the work of an untimed row at -scale 1 (operations,
-	// files, or bytes with unitBytes); 0: a timed row (duration per round).
+	// files, or bytes with unitBytes); a row with a duration is timed
+	// (that much a round).
 	count     int64
 	unitBytes bool
 	duration  time.Duration
@@ -206,14 +207,14 @@ var dropinSpecs = func() []dropinSpec {
 		dropinSpec{key: "copy-discard", name: "copy-discard", unit: "MB/s", g: 1, bs: 32 << 10,
 			head: func(_, size int64) string { return fmt.Sprintf("io.Copy(io.Discard, f), cold (%s)", sizeName(size)) },
 			run:  dropinCopyDiscard, prepare: dropinPrepareCold},
-		dropinSpec{key: "bufio-write", name: "bufio-write", unit: "MB/s", g: 1, bs: 100, count: 128 << 20, unitBytes: true,
+		dropinSpec{key: "bufio-write", name: "bufio-write", unit: "MB/s", g: 1, bs: 100, count: 256 << 20, unitBytes: true,
 			head: func(n, _ int64) string {
 				return fmt.Sprintf("bufio.Writer (4 KiB) of 100 B records, a new %s file, no Sync", sizeName(n))
 			},
 			run: dropinBufioWrite},
 	)
 	for _, bs := range []int{100, 1000} {
-		specs = append(specs, dropinSpec{key: "write-" + strconv.Itoa(bs), name: "write", unit: "ops/s", g: 1, bs: bs, count: 50_000,
+		specs = append(specs, dropinSpec{key: "write-" + strconv.Itoa(bs), name: "write", unit: "ops/s", g: 1, bs: bs, count: 200_000,
 			head: func(n, _ int64) string {
 				return fmt.Sprintf("%s Writes of %d B to a new file, no Sync", commas(float64(n)), bs)
 			},
@@ -225,14 +226,14 @@ var dropinSpecs = func() []dropinSpec {
 				return fmt.Sprintf("%s appends of 100 B (O_APPEND), Sync each", commas(float64(n)))
 			},
 			run: dropinAppends},
-		dropinSpec{key: "group-commit", name: "group-commit", unit: "ops/s", g: 64, bs: 4096, count: 64 * 32,
+		dropinSpec{key: "group-commit", name: "group-commit", unit: "ops/s", g: 64, bs: 4096, count: 64 * 64,
 			head: func(n, _ int64) string {
 				return fmt.Sprintf("64 goroutines, 4 KiB WriteAt + Sync each (group commit), %s writes", commas(float64(n)))
 			},
 			run: dropinGroupCommit},
 	)
 	for _, g := range []int{1, 16} {
-		specs = append(specs, dropinSpec{key: "overwrite-" + strconv.Itoa(g), name: "overwrite", unit: "ops/s", g: g, bs: 4096, count: 20_000, writesData: true,
+		specs = append(specs, dropinSpec{key: "overwrite-" + strconv.Itoa(g), name: "overwrite", unit: "ops/s", g: g, bs: 4096, count: 50_000, writesData: true,
 			head: func(n, size int64) string {
 				return fmt.Sprintf("%s random 4 KiB overwrites of an uncached %s file, no Sync, %s", commas(float64(n)), sizeName(size), goroutines(g))
 			},
@@ -244,12 +245,12 @@ var dropinSpecs = func() []dropinSpec {
 				return fmt.Sprintf("%s small files: create, write 10 KiB, close", commas(float64(n)))
 			},
 			run: dropinSmallCreate},
-		dropinSpec{key: "small-read", name: "small-read", unit: "ops/s", g: 1, bs: 10 << 10, count: 2_000,
+		dropinSpec{key: "small-read", name: "small-read", unit: "ops/s", g: 1, bs: 10 << 10, count: 2_000, duration: perRound,
 			head: func(n, _ int64) string {
-				return fmt.Sprintf("the %s files (in the page cache): open, io.ReadAll, close", commas(float64(n)))
+				return fmt.Sprintf("the %s files (in the page cache): open, io.ReadAll, close (passes over them for the row's time)", commas(float64(n)))
 			},
 			run: dropinSmallRead, prepare: dropinPrepareSmall},
-		dropinSpec{key: "copy-file", name: "copy-file", unit: "MB/s", g: 1, bs: 1 << 20, count: 128 << 20, unitBytes: true,
+		dropinSpec{key: "copy-file", name: "copy-file", unit: "MB/s", g: 1, bs: 1 << 20, count: 512 << 20, unitBytes: true,
 			head: func(n, _ int64) string {
 				return fmt.Sprintf("io.Copy file to a new file, %s, cold source, no Sync", sizeName(n))
 			},
@@ -826,18 +827,20 @@ func dropinSmallCreate(_ context.Context, w *dropinWork) error {
 }
 
 // dropinSmallRead: for each of the small files, open it, io.ReadAll,
-// Close.
+// Close; passes over them until the row's time is up (one at least).
 func dropinSmallRead(_ context.Context, w *dropinWork) error {
 	dir := dropinSmallDir(w.j)
 	var err error
 	w.begin()
-	for i := range w.j.Limit {
+	deadline := time.Now().Add(w.j.Duration)
+	for n := int64(0); n < w.j.Limit || time.Now().Before(deadline) && !w.stop.Load(); n++ {
+		i := n % w.j.Limit
 		t0 := time.Now()
 		var f dropinFile
 		if f, err = w.open(dropinSmallName(dir, i), os.O_RDONLY, 0); err != nil {
 			break
 		}
-		if i == 0 {
+		if n == 0 {
 			w.opened(f)
 		}
 		var b []byte
