@@ -89,6 +89,7 @@ func presetDropIn(ctx context.Context, s *suite) error {
 		return err
 	}
 	s.rep.DropIn = dropinSummarize(specs, s.rep.Results[first:])
+	s.rep.DropIn.Isolated = c.isolate && c.trace == ""
 	s.print = printDropIn
 	return nil
 }
@@ -901,10 +902,13 @@ type DropInSummary struct {
 	// WorkerCap is the cap on io_uring's bounded workers a scheduler with
 	// the default options runs with (sched.Options.IOWQMaxWorkers), 0 if
 	// none was set.
-	WorkerCap   int         `json:"iou_worker_cap"`
-	ThreadBound int         `json:"thread_bound"` // GOMAXPROCS + 4 + WorkerCap
-	Rounds      int         `json:"rounds"`
-	Rows        []DropInRow `json:"rows"`
+	WorkerCap   int `json:"iou_worker_cap"`
+	ThreadBound int `json:"thread_bound"` // GOMAXPROCS + 4 + WorkerCap
+	Rounds      int `json:"rounds"`
+	// Isolated: each run had a process of its own (-isolate), so its
+	// thread counts are its own; without, they include earlier runs'.
+	Isolated bool        `json:"isolated"`
+	Rows     []DropInRow `json:"rows"`
 }
 
 // DropInRow is one workload at one parameter.
@@ -1087,6 +1091,9 @@ func printDropIn(w io.Writer, rep *Report) {
 		sum.GOMAXPROCS, sum.WorkerCap, sum.WorkerCap, sum.ThreadBound)
 	fmt.Fprintf(w, "os: os.OpenFile; diskio: diskio.OpenFile, no options (the page cache); direct: diskio.OpenFile with WithDirect(Direct)\n")
 	fmt.Fprintf(w, "each cell: the median of %d alternating rounds; ratio: the median of the rounds' ratios to os, rounds: the smallest and largest; threads: peak OS threads of the process (io_uring workers included), the most of any round\n", sum.Rounds)
+	if !sum.Isolated {
+		fmt.Fprintf(w, "the runs shared one process (-isolate=false): a row's threads include every earlier run's\n")
+	}
 	fmt.Fprintf(w, "ok: diskio >= 0.95x os (cold random reads at 16+ goroutines: >= 1.2x), every round >= 0.9x, threads <= %d and below os's where os's exceed 20\n\n", sum.ThreadBound)
 
 	head := []string{"workload", "unit", "os", "diskio", "ratio", "rounds", "direct", "ratio", "rounds", "threads os", "diskio", "direct", "ok"}
