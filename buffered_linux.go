@@ -12,7 +12,7 @@ import (
 	"github.com/diskio-go/diskio/sched"
 )
 
-// The page-cache path of buffered files (PageCache, or DirectAuto where
+// The page-cache path of buffered files (PageCache, or Direct where
 // O_DIRECT is refused). A read first copies what the page cache holds on
 // the caller's goroutine with preadv2(RWF_NOWAIT), which never waits for
 // the disk, so a hit costs about what os.File's pread costs and no thread
@@ -39,16 +39,62 @@ type pageCache struct {
 	// where a write runs (readFreeHint), never what it does.
 	sizeHint atomic.Int64
 
-	// wmu lets one write at a time run on its caller's thread: the
-	// kernel serialises buffered writes of an inode (i_rwsem) anyway, so
-	// the writers that would wait there wait here instead, parked
-	// goroutines rather than blocked threads. It guards wStart and wEnd,
-	// the range the last such write covered: its pages are cached.
-	wmu          sync.Mutex
-	wStart, wEnd int64
+	// writers lets maxInlineWriters writes at a time run on their
+	// callers' threads: the kernel serialises buffered writes of an
+	// inode (i_rwsem) anyway, so the writers that would wait there wait
+	// here instead, parked goroutines rather than blocked threads; the
+	// second keeps the next write ready in the kernel.
+	writers gate
+	// wStart and wEnd are the range the last inline write covered: its
+	// pages are cached. A torn pair only makes a hint wrong.
+	wStart, wEnd atomic.Int64
 
 	mu                      sync.Mutex
 	readReason, writeReason string
+}
+
+// maxInlineWriters is how many writes of one File run on their callers'
+// threads at once (pageCache.writers).
+const maxInlineWriters = 2
+
+// gate admits a bounded number of goroutines at once; the others wait
+// parked. Its zero value is open, with no one inside.
+type gate struct {
+	in      atomic.Int32 // goroutines inside
+	waiting atomic.Int32 // goroutines parked in enter
+	mu      sync.Mutex
+	cond    sync.Cond // on mu
+}
+
+// enter returns once fewer than limit goroutines are inside.
+func (g *gate) enter(limit int32) {
+	for {
+		if v := g.in.Load(); v < limit && g.in.CompareAndSwap(v, v+1) {
+			return
+		}
+		g.mu.Lock()
+		if g.cond.L == nil {
+			g.cond.L = &g.mu
+		}
+		g.waiting.Add(1)
+		for g.in.Load() >= limit {
+			g.cond.Wait()
+		}
+		g.waiting.Add(-1)
+		g.mu.Unlock()
+	}
+}
+
+// leave lets the next goroutine in.
+func (g *gate) leave() {
+	g.in.Add(-1)
+	if g.waiting.Load() > 0 {
+		g.mu.Lock()
+		if g.cond.L != nil {
+			g.cond.Signal()
+		}
+		g.mu.Unlock()
+	}
 }
 
 // sizeUnknown is the size hint of a File that has not learnt its size.
@@ -224,17 +270,17 @@ func (f *File) writeInline(b []byte, off int64, rwf uint32) (n int, ok bool, err
 	if rwf != 0 || !inlineWrites || f.syncFd || len(b) > maxInlineWrite {
 		return 0, false, nil
 	}
-	f.pc.wmu.Lock()
 	if !f.readFreeHint(off, len(b)) && !f.readFree(off, len(b)) {
-		f.pc.wmu.Unlock()
 		return 0, false, nil
 	}
+	f.pc.writers.enter(maxInlineWriters)
 	n, err = f.s.WriteAtInline(f.fd, b, off, 0)
+	f.pc.writers.leave()
 	if n > 0 {
-		f.pc.wStart, f.pc.wEnd = off, off+int64(n)
+		f.pc.wStart.Store(off)
+		f.pc.wEnd.Store(off + int64(n))
 		f.pc.grow(off + int64(n))
 	}
-	f.pc.wmu.Unlock()
 	if err != io.ErrShortWrite {
 		return n, true, inlineErr(sched.OpWrite, off, len(b), err)
 	}
@@ -258,11 +304,11 @@ func inlineErr(op sched.Op, off int64, n int, err error) error {
 // call, that a write of [off, off+n) reads nothing from the disk: each
 // page it covers only in part lies past the size the File knows, or in
 // the range the last inline write covered (so it is cached). false means
-// only that the hints cannot tell. The caller holds f.pc.wmu.
+// only that the hints cannot tell.
 func (f *File) readFreeHint(off int64, n int) bool {
 	end := off + int64(n)
 	size := f.pc.sizeHint.Load()
-	ws, we := f.pageDown(f.pc.wStart), f.pc.wEnd
+	ws, we := f.pageDown(f.pc.wStart.Load()), f.pc.wEnd.Load()
 	if off%f.page != 0 {
 		if p := f.pageDown(off); p < size && (p < ws || p >= we) {
 			return false

@@ -45,10 +45,13 @@ type File struct {
 	refs   atomic.Int64
 	drainL drainLatch // Close waits on it when calls were in progress
 
-	// mu guards the cursor and the file's state after the last durable
-	// write (durStamp).
+	// pos is the cursor. Read, Write and Seek change it holding posMu;
+	// WriteTo and ReadFrom, which must not hold posMu while the other
+	// side runs (it may be this File), read it before and set it after.
+	pos atomic.Int64
+
+	// mu guards the file's state after the last durable write (durStamp).
 	mu       sync.Mutex
-	pos      int64
 	durStamp fileStamp
 
 	// posMu serialises Read, Write and Seek, as the kernel's f_pos_lock
@@ -136,10 +139,10 @@ func newFile(name string, osf *os.File, s *sched.Scheduler, flag, fl int, pos in
 		s:        s,
 		acc:      flag & unix.O_ACCMODE,
 		append:   flag&os.O_APPEND != 0,
-		pos:      pos,
 		edgeRA:   -edgeWindow, // nothing asked yet
 		smallEnd: -1,
 	}
+	f.pos.Store(pos)
 	if err := f.setup(mode, fl, st); err != nil {
 		if f.fd != f.bfd {
 			unix.Close(f.fd)

@@ -27,9 +27,7 @@ func (f *File) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	f.mu.Lock()
-	off := f.pos
-	f.mu.Unlock()
+	off := f.pos.Load()
 	var n int
 	var err error
 	if !f.direct && f.acc != os.O_WRONLY && !f.pc.cold.Load() && !f.pc.noRead.Load() {
@@ -44,9 +42,7 @@ func (f *File) Read(b []byte) (int, error) {
 		n, err = f.readAt(b, off)
 	}
 	err = f.pathErrAt("read", off, len(b), err)
-	f.mu.Lock()
-	f.pos += int64(n)
-	f.mu.Unlock()
+	f.pos.Add(int64(n))
 	if n == 0 && err == nil {
 		err = io.EOF
 	}

@@ -64,15 +64,13 @@ func (f *File) Seek(offset int64, whence int) (int64, error) {
 	defer f.release()
 	f.posMu.Lock()
 	defer f.posMu.Unlock()
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	switch whence {
 	case io.SeekStart:
 	case io.SeekCurrent:
-		if f.pos+offset < 0 {
+		if f.pos.Load()+offset < 0 {
 			return 0, &fs.PathError{Op: "seek", Path: f.name, Err: syscall.EINVAL}
 		}
-		offset, whence = f.pos+offset, io.SeekStart
+		offset, whence = f.pos.Load()+offset, io.SeekStart
 	case io.SeekEnd, unix.SEEK_DATA, unix.SEEK_HOLE:
 	default:
 		return 0, &fs.PathError{Op: "seek", Path: f.name, Err: syscall.EINVAL}
@@ -81,7 +79,7 @@ func (f *File) Seek(offset int64, whence int) (int64, error) {
 	if err != nil {
 		return 0, &fs.PathError{Op: "seek", Path: f.name, Err: err}
 	}
-	f.pos = pos
+	f.pos.Store(pos)
 	return pos, nil
 }
 

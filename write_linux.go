@@ -44,17 +44,11 @@ func (f *File) Write(b []byte) (int, error) {
 	var err error
 	if f.append {
 		n, err = f.appendWrite(b)
-		f.mu.Lock()
-		off = f.pos - int64(n) // where the kernel put it
-		f.mu.Unlock()
+		off = f.pos.Load() - int64(n) // where the kernel put it
 	} else {
-		f.mu.Lock()
-		off = f.pos
-		f.mu.Unlock()
+		off = f.pos.Load()
 		n, err = f.writeDurably(b, off)
-		f.mu.Lock()
-		f.pos = off + int64(n)
-		f.mu.Unlock()
+		f.pos.Store(off + int64(n))
 	}
 	if err == nil && n != len(b) {
 		err = io.ErrShortWrite
@@ -75,9 +69,7 @@ func (f *File) appendWrite(b []byte) (int, error) {
 		n, pos, err := f.appendInline(b)
 		f.dur.done(rwf)
 		if pos >= 0 {
-			f.mu.Lock()
-			f.pos = pos
-			f.mu.Unlock()
+			f.pos.Store(pos)
 		}
 		return n, err
 	}
@@ -88,7 +80,7 @@ func (f *File) appendWrite(b []byte) (int, error) {
 	st, serr := statOf(f.bfd)
 	f.mu.Lock()
 	if st.ok {
-		f.pos = st.size
+		f.pos.Store(st.size)
 	}
 	if rwf != 0 {
 		f.durStamp = st
@@ -128,10 +120,14 @@ func (f *File) endOf() int64 {
 // writeDurably is writeAt for Write and WriteAt: durable in one trip
 // when the File expects a flush right after it (through_linux.go).
 func (f *File) writeDurably(b []byte, off int64) (int, error) {
-	rwf := f.dur.take()
 	if !f.direct {
-		rwf = 0 // a buffered RWF_DSYNC write would pay the writeback alone
+		// Never durable in one trip: a buffered RWF_DSYNC write would
+		// pay the writeback alone. A change for the next flush.
+		n, err := f.writeAt(b, off, 0)
+		f.dur.record(0)
+		return n, err
 	}
+	rwf := f.dur.take()
 	n, err := f.writeAt(b, off, rwf)
 	f.dur.done(rwf)
 	if rwf != 0 {
