@@ -218,7 +218,7 @@ func TestDropIn(t *testing.T) {
 	require.NoError(t, err, stderr)
 	hot := strings.Index(out, "hot 4 KiB random reads (8 MiB in the page cache), 1 goroutine ")
 	small := strings.Index(out, "the 20 files (in the page cache): open, io.ReadAll, close")
-	copyRow := strings.Index(out, "io.Copy file to a new file, 1308 KiB, cold source")
+	copyRow := strings.Index(out, "io.Copy file to a new file, 5240 KiB, cold source")
 	require.True(t, hot >= 0 && small > hot && copyRow > small, out)
 	require.NotContains(t, out, "cold 4 KiB random reads")
 	require.Contains(t, out, "thread bound GOMAXPROCS+4+")
