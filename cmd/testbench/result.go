@@ -20,6 +20,8 @@ type Report struct {
 	Results    []Result `json:"results"`
 	// Model is the latency-model preset's analysis (nil for the others).
 	Model *LatencyModel `json:"model,omitempty"`
+	// DropIn is the dropin preset's table (nil for the others).
+	DropIn *DropInSummary `json:"dropin,omitempty"`
 }
 
 // Result is one row: one backend, one workload, one goroutine count, one
