@@ -33,10 +33,11 @@ type pageCache struct {
 	skipped atomic.Uint32 // reads sent straight to the scheduler while cold
 	noWrite atomic.Bool
 
-	// sizeHint is the file's size as the File last knew it: fstat at
-	// open, then the ends of its own writes and its truncations. Another
-	// descriptor may have changed the size since: the hint only chooses
-	// where a write runs (readFreeHint), never what it does.
+	// sizeHint is the file's size as the File last learnt it: fstat at
+	// open (0 after O_TRUNC), statx in readFree, its truncations, and
+	// the ends of its own writes (the pages they wrote may have left the
+	// cache since). Another descriptor may have changed the size: the
+	// hint only chooses where a write runs (readFree), never what it does.
 	sizeHint atomic.Int64
 
 	// writers lets maxInlineWriters writes at a time run on their
@@ -45,16 +46,31 @@ type pageCache struct {
 	// here instead, parked goroutines rather than blocked threads; the
 	// second keeps the next write ready in the kernel.
 	writers gate
-	// wStart and wEnd are the range the last inline write covered: its
-	// pages are cached. A torn pair only makes a hint wrong.
-	wStart, wEnd atomic.Int64
+	// lastPage is the page where the last inline write ended: cached.
+	// Stored only when it changes, so a stream of small writes into one
+	// page stores nothing.
+	lastPage atomic.Int64
+	// cachedLo and cachedHi are the window cachestat last found all
+	// cached (readFree).
+	cachedLo, cachedHi atomic.Int64
 
 	mu                      sync.Mutex
 	readReason, writeReason string
 }
 
-// maxInlineWriters is how many writes of one File run on their callers'
-// threads at once (pageCache.writers).
+// grow raises the size hint to end.
+func (c *pageCache) grow(end int64) {
+	for {
+		old := c.sizeHint.Load()
+		if end <= old || c.sizeHint.CompareAndSwap(old, end) {
+			return
+		}
+	}
+}
+
+// maxInlineWriters is how many WriteAt calls of one File run on their
+// callers' threads at once (pageCache.writers), beside the one cursor
+// Write that posMu allows.
 const maxInlineWriters = 2
 
 // gate admits a bounded number of goroutines at once; the others wait
@@ -99,16 +115,6 @@ func (g *gate) leave() {
 
 // sizeUnknown is the size hint of a File that has not learnt its size.
 const sizeUnknown = 1<<63 - 1
-
-// grow raises the size hint to end.
-func (c *pageCache) grow(end int64) {
-	for {
-		old := c.sizeHint.Load()
-		if end <= old || c.sizeHint.CompareAndSwap(old, end) {
-			return
-		}
-	}
-}
 
 // Nowait reports whether reads and writes first try the page cache on the
 // caller's goroutine. A buffered file starts with both on and turns one
@@ -227,9 +233,12 @@ const coldProbe = 8
 // asking the kernel (readFreeHint); failing that, cachestat and statx ask
 // (readFree). Any other write, or one larger than maxInlineWrite, goes to
 // the scheduler, whose io_uring worker takes the wait.
-func (f *File) writeCached(b []byte, off int64, rwf uint32) (int, error) {
+//
+// cursor says the caller holds posMu: cursor writes are one at a time
+// already, and do not take a place among the inline writers.
+func (f *File) writeCached(b []byte, off int64, rwf uint32, cursor bool) (int, error) {
 	if f.pc.noWrite.Load() {
-		if n, ok, err := f.writeInline(b, off, rwf); ok {
+		if n, ok, err := f.writeInline(b, off, rwf, cursor); ok {
 			return n, err
 		}
 	}
@@ -258,7 +267,7 @@ func (f *File) writeCached(b []byte, off int64, rwf uint32) (int, error) {
 	}
 	if done == 0 && f.pc.noWrite.Load() {
 		// Refused just now (the first write on ext4).
-		if n, ok, err := f.writeInline(b, off, rwf); ok {
+		if n, ok, err := f.writeInline(b, off, rwf, cursor); ok {
 			return n, err
 		}
 	}
@@ -269,19 +278,24 @@ func (f *File) writeCached(b []byte, off int64, rwf uint32) (int, error) {
 
 // writeInline makes writeCached's write on the caller's thread if it
 // reads nothing from the disk (ok), else leaves it to the caller (!ok).
-func (f *File) writeInline(b []byte, off int64, rwf uint32) (n int, ok bool, err error) {
+func (f *File) writeInline(b []byte, off int64, rwf uint32, cursor bool) (n int, ok bool, err error) {
 	if rwf != 0 || !inlineWrites || f.syncFd || len(b) > maxInlineWrite {
 		return 0, false, nil
 	}
-	if !f.readFreeHint(off, len(b)) && !f.readFree(off, len(b)) {
+	if !f.readFree(off, len(b)) {
 		return 0, false, nil
 	}
-	f.pc.writers.enter(maxInlineWriters)
+	if !cursor {
+		f.pc.writers.enter(maxInlineWriters)
+	}
 	n, err = f.s.WriteAtInline(f.fd, b, off, 0)
-	f.pc.writers.leave()
+	if !cursor {
+		f.pc.writers.leave()
+	}
 	if n > 0 {
-		f.pc.wStart.Store(off)
-		f.pc.wEnd.Store(off + int64(n))
+		if p := f.pageDown(off + int64(n) - 1); f.pc.lastPage.Load() != p {
+			f.pc.lastPage.Store(p)
+		}
 		f.pc.grow(off + int64(n))
 	}
 	if err != io.ErrShortWrite {
@@ -303,28 +317,6 @@ func inlineErr(op sched.Op, off int64, n int, err error) error {
 	return err
 }
 
-// readFreeHint reports, from the File's own hints and without a system
-// call, that a write of [off, off+n) reads nothing from the disk: each
-// page it covers only in part lies past the size the File knows, or in
-// the range the last inline write covered (so it is cached). false means
-// only that the hints cannot tell.
-func (f *File) readFreeHint(off int64, n int) bool {
-	end := off + int64(n)
-	size := f.pc.sizeHint.Load()
-	ws, we := f.pageDown(f.pc.wStart.Load()), f.pc.wEnd.Load()
-	if off%f.page != 0 {
-		if p := f.pageDown(off); p < size && (p < ws || p >= we) {
-			return false
-		}
-	}
-	if end%f.page != 0 {
-		if p := f.pageDown(end); p < size && (p < ws || p >= we) {
-			return false
-		}
-	}
-	return true
-}
-
 // maxInlineWrite is the most writeCached copies on the caller's thread
 // when RWF_NOWAIT is refused: a WAL's records and flushes. Larger writes
 // (gathered table data) go through the scheduler, whose worker then also
@@ -333,8 +325,14 @@ const maxInlineWrite = 64 << 10
 
 // readFree reports whether a buffered write of [off, off+n) finds each
 // page it covers only in part either cached or past the file's size: the
-// pages the kernel would otherwise read before copying. (A buffered
-// File's fd is bfd, the descriptor cached looks at.)
+// pages the kernel would otherwise read before copying. The File's own
+// hints answer first, without a system call: a page past the size it
+// knows, the page its last inline write ended in, or one in the last
+// window cachestat found cached. Another descriptor may have changed the
+// file since: a wrong hint only makes a write wait on its caller's thread
+// for a page read, as os.File's would. The rest are asked: cachestat of a
+// window from the page (remembered when all of it is cached), then of the
+// page alone, then the size (statx).
 func (f *File) readFree(off int64, n int) bool {
 	end := off + int64(n)
 	var edges [2]int64
@@ -347,21 +345,38 @@ func (f *File) readFree(off int64, n int) bool {
 		edges[k] = f.pageDown(end)
 		k++
 	}
-	size := int64(-1)
 	for _, p := range edges[:k] {
+		if f.pc.knownFree(p) {
+			continue
+		}
+		if f.cached(p, cacheWindow) {
+			f.pc.cachedLo.Store(p)
+			f.pc.cachedHi.Store(p + cacheWindow)
+			continue
+		}
 		if f.cached(p, 1) {
 			continue
 		}
-		if size < 0 {
-			var err error
-			if size, err = sizeOf(f.fd); err != nil {
-				return false
-			}
-			f.pc.sizeHint.Store(size)
+		size, err := sizeOf(f.fd)
+		if err != nil {
+			return false
 		}
+		f.pc.sizeHint.Store(size)
 		if p < size {
 			return false
 		}
 	}
 	return true
+}
+
+// cacheWindow is how far past an edge page readFree asks cachestat, so
+// that the writes that follow in order find their pages known cached.
+const cacheWindow = 64 << 10
+
+// knownFree reports whether the hints say a write into page p reads
+// nothing: p lies past the size the File knows, is the page its last
+// inline write ended in, or is in the window cachestat last found cached.
+func (c *pageCache) knownFree(p int64) bool {
+	return p >= c.sizeHint.Load() || p == c.lastPage.Load() ||
+		p >= c.cachedLo.Load() && p < c.cachedHi.Load()
 }

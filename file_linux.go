@@ -170,6 +170,7 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 	if regular {
 		f.kind.Store(kindRegular)
 	}
+	f.pc.lastPage.Store(-1) // no inline write yet
 	switch {
 	case st != nil:
 		f.pc.sizeHint.Store(st.Size)

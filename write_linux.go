@@ -47,7 +47,7 @@ func (f *File) Write(b []byte) (int, error) {
 		off = f.pos.Load() - int64(n) // where the kernel put it
 	} else {
 		off = f.pos.Load()
-		n, err = f.writeDurably(b, off)
+		n, err = f.writeDurably(b, off, true)
 		f.pos.Store(off + int64(n))
 	}
 	if err == nil && n != len(b) {
@@ -119,11 +119,19 @@ func (f *File) endOf() int64 {
 
 // writeDurably is writeAt for Write and WriteAt: durable in one trip
 // when the File expects a flush right after it (through_linux.go).
-func (f *File) writeDurably(b []byte, off int64) (int, error) {
+// cursor says the caller holds posMu (Write): cursor writes are one at a
+// time already.
+func (f *File) writeDurably(b []byte, off int64, cursor bool) (int, error) {
 	if !f.direct {
 		// Never durable in one trip: a buffered RWF_DSYNC write would
 		// pay the writeback alone. A change for the next flush.
-		n, err := f.writeAt(b, off, 0)
+		if f.acc == os.O_RDONLY {
+			return 0, syscall.EBADF
+		}
+		if off+int64(len(b)) < 0 {
+			return 0, syscall.EINVAL // the kernel's check: the range overflows
+		}
+		n, err := f.writeCached(b, off, 0, cursor)
 		f.dur.record(0)
 		return n, err
 	}
@@ -164,7 +172,7 @@ func (f *File) WriteAt(b []byte, off int64) (int, error) {
 	if err := f.flush.failed(); err != nil {
 		return 0, err // the first failed flush, for ever (sync_linux.go)
 	}
-	n, err := f.writeDurably(b, off)
+	n, err := f.writeDurably(b, off, false)
 	return n, f.pathErrAt("write", off, len(b), err)
 }
 
@@ -181,7 +189,7 @@ func (f *File) writeAt(b []byte, off int64, rwf uint32) (int, error) {
 		return 0, syscall.EINVAL // the kernel's check: the range overflows
 	}
 	if !f.direct {
-		return f.writeCached(b, off, rwf) // page cache first (buffered_linux.go)
+		return f.writeCached(b, off, rwf, false) // page cache first (buffered_linux.go)
 	}
 	return f.writeDirect(b, off, rwf)
 }
