@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,6 +18,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/testenv"
+	"github.com/diskio-go/diskio/sched"
 )
 
 // rssBytes is the process's resident set (/proc/self/statm).
@@ -40,8 +44,7 @@ func TestDroppedBuffersReturned(t *testing.T) {
 	require.True(t, f.Direct())
 	const n = 10000
 	runtime.GC()
-	pool := poolFor(f.s)
-	before, rss0, allocs0 := DroppedBuffers(), rssBytes(t), pool.allocs.Load()
+	before, rss0, allocs0 := DroppedBuffers(), rssBytes(t), f.s.BufferStats().Allocs
 	// Hold them all first, so that none is recycled before the others
 	// are read: the memory really grows by n blocks.
 	bufs := make([]*Buffer, n)
@@ -64,20 +67,20 @@ func TestDroppedBuffersReturned(t *testing.T) {
 	require.Equal(t, int64(n), DroppedBuffers()-before)
 	// Most of the blocks are new (the pool may hold a few from earlier
 	// tests), so the test can tell reuse from new memory below.
-	require.Greater(t, pool.allocs.Load()-allocs0, uint64(n/2), "the reads did not take the memory the test expects")
+	require.Greater(t, f.s.BufferStats().Allocs-allocs0, uint64(n/2), "the reads did not take the memory the test expects")
 	// The memory went back to the scheduler's read pool (64 MiB of it is
 	// kept for reuse, not unmapped): reading and holding n Buffers again
 	// takes no new memory and does not raise the RSS. Without the cleanup
 	// every one of them would be a new block.
-	allocs := pool.allocs.Load()
+	allocs := f.s.BufferStats().Allocs
 	for i := range n {
 		b, err := f.ReadBuffer(int64(i%256)*4096, 4096)
 		require.NoError(t, err)
 		bufs = append(bufs, b)
 	}
 	rss3 := rssBytes(t)
-	t.Logf("held again: RSS %d MB, new blocks %d", rss3>>20, pool.allocs.Load()-allocs)
-	require.Zero(t, pool.allocs.Load()-allocs, "dropped Buffers' memory was not returned for reuse")
+	t.Logf("held again: RSS %d MB, new blocks %d", rss3>>20, f.s.BufferStats().Allocs-allocs)
+	require.Zero(t, f.s.BufferStats().Allocs-allocs, "dropped Buffers' memory was not returned for reuse")
 	require.Less(t, rss3-rss2, int64(10<<20), "holding the Buffers again grew the RSS")
 	for _, b := range bufs {
 		b.Release()
@@ -388,5 +391,146 @@ func TestClosedFileTouchesNoDescriptor(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSchedulerClosedUnderUse: a scheduler closed while Files (page cache
+// and Direct), Buffers and streams made through it are open. Close
+// returns (a stream's reads in flight complete; nobody need wait for
+// them); the Buffers still hold the bytes read; then every call through
+// the scheduler fails with os.ErrClosed, nothing faults, and once the
+// Buffers are released and the streams and Files closed, no goroutine
+// is left and the registered arena is unmapped.
+func TestSchedulerClosedUnderUse(t *testing.T) {
+	for _, b := range []sched.Backend{sched.URing, sched.AIO, sched.Blocking} {
+		t.Run(string(b), func(t *testing.T) {
+			noLeaks(t)
+			s, err := sched.New(sched.Options{Backend: b})
+			if err != nil {
+				testenv.Unavailable(t, string(b), err)
+			}
+			path := filepath.Join(t.TempDir(), "f")
+			data := randomBytes(4<<20, 3)
+			require.NoError(t, os.WriteFile(path, data, 0o644))
+			var files []*File
+			for _, m := range []DirectMode{PageCache, Direct} {
+				f, err := OpenFile(path, os.O_RDWR, 0, WithScheduler(s), WithDirect(m))
+				require.NoError(t, err)
+				files = append(files, f)
+			}
+			type held struct {
+				b   *Buffer
+				off int
+			}
+			var bufs []held
+			var readers []*StreamReader
+			var writers []*StreamWriter
+			for i, f := range files {
+				rb, err := f.ReadBuffer(4096+int64(i), 100)
+				require.NoError(t, err)
+				bufs = append(bufs, held{rb, 4096 + i})
+				many, err := f.ReadMany([]Range{{0, 10}, {1 << 20, 5000}, {3 << 20, 4096}}, ReadManyOptions{})
+				require.NoError(t, err)
+				bufs = append(bufs, held{many[0], 0}, held{many[1], 1 << 20}, held{many[2], 3 << 20})
+				r, err := f.NewStreamReader(0, StreamOptions{BufferSize: 64 << 10, ReadAhead: 8})
+				require.NoError(t, err)
+				_, err = io.CopyN(io.Discard, r, 100<<10)
+				require.NoError(t, err)
+				nb, err := r.NextBuffer()
+				require.NoError(t, err)
+				bufs = append(bufs, held{nb, 100 << 10})
+				readers = append(readers, r)
+				w, err := f.NewStreamWriter(int64(len(data)), StreamOptions{BufferSize: 64 << 10, ReadAhead: 2})
+				require.NoError(t, err)
+				_, err = w.Write(data[:100<<10]) // one buffer written behind, one partly filled
+				require.NoError(t, err)
+				writers = append(writers, w)
+			}
+			arena := s.BufferStats().Arena
+			if b == sched.URing && s.Fixed().Buffers {
+				require.NotZero(t, arena)
+			}
+
+			within(t, 10*time.Second, func() { require.NoError(t, s.Close()) })
+
+			for _, h := range bufs { // mapped, and as read
+				require.Equal(t, data[h.off:h.off+len(h.b.Bytes())], h.b.Bytes())
+			}
+			closed := func(what string, err error) {
+				t.Helper()
+				require.ErrorIs(t, err, os.ErrClosed, what)
+				var pe *fs.PathError
+				require.ErrorAs(t, err, &pe, what)
+				require.Equal(t, path, pe.Path, what)
+			}
+			p := make([]byte, 8192)
+			for _, f := range files {
+				mode := fmt.Sprintf("direct=%v: ", f.Direct())
+				_, err := f.ReadAt(p[:4096], 8192) // page-cache hit, or aligned direct read
+				closed(mode+"ReadAt", err)
+				_, err = f.ReadAt(p[:100], 3) // bounced when direct
+				closed(mode+"ReadAt unaligned", err)
+				_, err = f.Read(p)
+				closed(mode+"Read", err)
+				_, err = f.WriteAt(p[:100], 10) // inline page-cache write, or bounced direct
+				closed(mode+"WriteAt", err)
+				_, err = f.WriteAt(p[:4096], 4096)
+				closed(mode+"WriteAt aligned", err)
+				_, err = f.Write(p[:10])
+				closed(mode+"Write", err)
+				_, err = f.WriteAtDSync(p[:10], 0)
+				closed(mode+"WriteAtDSync", err)
+				closed(mode+"Sync", f.Sync())
+				closed(mode+"Datasync", f.Datasync())
+				closed(mode+"Preallocate", f.Preallocate(0, 8192))
+				_, err = f.ReadBuffer(0, 10)
+				closed(mode+"ReadBuffer", err)
+				_, err = f.ReadMany([]Range{{0, 10}, {1 << 20, 10}}, ReadManyOptions{})
+				closed(mode+"ReadMany", err)
+				_, err = f.ReadFrom(strings.NewReader("from a reader"))
+				closed(mode+"ReadFrom", err)
+				_, err = f.WriteTo(io.Discard)
+				closed(mode+"WriteTo", err)
+				_, err = f.NewStreamWriter(0, StreamOptions{BufferSize: 4096})
+				closed(mode+"NewStreamWriter", err)
+				r, err := f.NewStreamReader(0, StreamOptions{BufferSize: 4096})
+				require.NoError(t, err) // made; its reads fail
+				_, err = r.Read(p)
+				closed(mode+"new StreamReader's Read", err)
+				require.NoError(t, r.Close())
+			}
+			for _, r := range readers {
+				// Reads completed before Close are still delivered;
+				// then the stream fails.
+				_, err := io.Copy(io.Discard, r)
+				closed("StreamReader", err)
+				_, err = r.NextBuffer()
+				closed("StreamReader.NextBuffer", err)
+				require.NoError(t, r.Close())
+			}
+			for _, w := range writers {
+				var err error
+				for err == nil { // fails once the buffer written behind is waited for
+					_, err = w.Write(p)
+				}
+				closed("StreamWriter.Write", err)
+				closed("StreamWriter.Close", w.Close())
+			}
+			if arena != 0 {
+				require.Equal(t, arena, s.BufferStats().Arena, "unmapped with Buffers held")
+			}
+			for _, h := range bufs {
+				h.b.Release()
+			}
+			for _, f := range files {
+				require.NoError(t, f.Close())
+			}
+			st := s.BufferStats()
+			require.Zero(t, st.Cached, "the closed scheduler keeps memory")
+			require.Zero(t, st.Arena, "the arena's memory was not given back")
+			got, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.Equal(t, data, got[:len(data)], "the file changed")
+		})
 	}
 }

@@ -53,8 +53,7 @@ type StreamReader struct {
 	batch    sched.Batch // the first reads reach the kernel together
 	next     int64       // offset of the next read to issue
 	end      int64       // offset the stream stops at
-	pool     *memPool
-	oneDeep  bool // ReadAhead 1: read each buffer when needed (see above)
+	oneDeep  bool        // ReadAhead 1: read each buffer when needed (see above)
 	cur      []byte
 	curOff   int // offset of cur[0] in the head slot's read
 	err      error
@@ -102,7 +101,7 @@ func (f *File) NewStreamReader(off int64, opts StreamOptions) (*StreamReader, er
 	}
 	group := streamGroup(opts)
 	r := &StreamReader{f: f, bufSize: opts.BufferSize, readSize: opts.BufferSize * group, next: off, end: st.Size(),
-		batch: f.s.Batch(), pool: poolFor(f.s), oneDeep: opts.ReadAhead == 1}
+		batch: f.s.Batch(), oneDeep: opts.ReadAhead == 1}
 	// Locked until its reads are issued: a Close of the File meanwhile
 	// ends the stream only once it is whole.
 	r.mu.Lock()
@@ -149,7 +148,11 @@ func (r *StreamReader) issue(i int) {
 		return
 	}
 	if s.mem == nil {
-		s.mem = r.pool.get(r.readSize)
+		if s.mem, s.err = getMem(r.f.s, r.readSize); s.err != nil {
+			r.f.release()
+			s.err = r.f.pathErr("read", s.err) // the scheduler closed: os.ErrClosed
+			return
+		}
 	}
 	if r.oneDeep {
 		return // read in wait, when the reader needs it
@@ -176,7 +179,7 @@ func (r *StreamReader) wait(s *streamSlot) (int, error) {
 	}
 	r.f.release()
 	if err != nil {
-		return 0, r.f.pathErr("read", err)
+		return 0, r.f.pathErrAt("read", s.off, r.readSize, err)
 	}
 	return int(min(int64(n), r.end-s.off)), nil
 }

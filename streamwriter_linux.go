@@ -69,7 +69,7 @@ func (f *File) NewStreamWriter(off int64, opts StreamOptions) (*StreamWriter, er
 		buf, err := f.s.AllocBuffer(w.bufSize)
 		if err != nil {
 			w.Close()
-			return nil, &fs.PathError{Op: "stream", Path: f.name, Err: err}
+			return nil, f.pathErr("stream", err) // the scheduler closed: os.ErrClosed
 		}
 		w.slots[i] = writeSlot{buf: buf, done: make(chan struct{}, 1)}
 	}

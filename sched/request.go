@@ -55,6 +55,11 @@ type request struct {
 	tEnqueue, tSubmit, tComplete int64
 	submits                      int32
 	fixed                        bool // went through a registered buffer
+
+	// detached: the caller gave its reference on the scheduler back
+	// when it handed the request to the loop (a started call, which
+	// may be waited for late or never), not at Wait.
+	detached bool
 }
 
 var requestPool = sync.Pool{New: func() any { return &request{wake: make(chan struct{}, 1)} }}

@@ -154,7 +154,8 @@ type Scheduler struct {
 	tracer   Tracer
 	faults   FaultInjector // Options.Faults, for the page-cache attempts (nowait_linux.go)
 
-	arena        *arena // registered fixed buffers, nil when not registered
+	arena        *arena      // registered fixed buffers, nil when not registered
+	cache        bufferCache // freed buffers kept for reuse (cache_linux.go)
 	fixed        FixedStatus
 	workers      WorkerStatus  // set by the loop before New returns
 	locked       atomic.Bool   // the loop is locked to its OS thread
@@ -324,26 +325,41 @@ func (s *Scheduler) Fixed() FixedStatus {
 // requests that use it skip per-request page pinning; when the arena is
 // exhausted or absent it is mapped separately, and works the same, only
 // without that saving. Give it back with FreeBuffer.
+//
+// After Close it fails with ErrClosed. Memory handed out before Close stays
+// valid until it is freed, after Close too: the arena is unmapped when the
+// scheduler is closed and its last block is back.
 func (s *Scheduler) AllocBuffer(n int) ([]byte, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("sched: AllocBuffer(%d): size must be positive", n)
 	}
+	// A caller inside keeps the loop, which closes the arena, from
+	// exiting until the block is counted out.
+	if !s.acquire() {
+		return nil, ErrClosed
+	}
+	defer s.release()
 	if s.arena != nil {
-		if b, err := s.arena.alloc(n); err == nil {
+		b, err := s.arena.alloc(n)
+		if err == nil {
 			return b, nil
+		}
+		if err == errArenaClosed {
+			return nil, ErrClosed
 		}
 		s.unregistered.Add(1) // reported by Fixed
 	}
 	return mem.Map(n)
 }
 
-// FreeBuffer returns memory from AllocBuffer. No request may still use it.
+// FreeBuffer returns memory from AllocBuffer (before or after Close). No
+// request may still use it.
 func (s *Scheduler) FreeBuffer(b []byte) error {
 	if len(b) == 0 {
 		return errors.New("sched: FreeBuffer of an empty slice")
 	}
-	if s.arena.contains(b[:1]) {
-		return s.arena.release(b)
+	if ours, err := s.arena.release(b); ours {
+		return err
 	}
 	return mem.Unmap(b)
 }
@@ -453,8 +469,11 @@ func (s *Scheduler) acquire() bool {
 	return true
 }
 
-func (s *Scheduler) release() {
-	if s.state.Add(^uint64(0)) == stateClosed {
+func (s *Scheduler) release() { s.releaseN(1) }
+
+// releaseN is n releases at once.
+func (s *Scheduler) releaseN(n int) {
+	if s.state.Add(-uint64(n)) == stateClosed {
 		// Last caller out after Close: let the loop see it.
 		s.wakeLoop()
 	}
@@ -543,8 +562,11 @@ func (s *Scheduler) finishCall(r *request, inline bool) (int, error) {
 	if s.tracer != nil {
 		s.traceRequest(r, inline)
 	}
+	detached := r.detached
 	putRequest(r)
-	s.release()
+	if !detached {
+		s.release()
+	}
 	return n, err
 }
 
@@ -580,8 +602,13 @@ func (s *Scheduler) StartWriteAt(fd int, p []byte, off int64) Call {
 func (s *Scheduler) begin(r *request) Call {
 	c, queue := s.admit(r)
 	if queue {
-		// Never the idle fast path: the caller wants to go on.
+		// Never the idle fast path: the caller wants to go on. Once
+		// with the loop, the request keeps the loop (and Close) waiting
+		// until it completes; the caller's reference need not wait for
+		// its Wait, which may never come (a stream dropped).
+		r.detached = true
 		s.send(r)
+		s.release()
 	}
 	return c
 }
@@ -634,6 +661,7 @@ func (b *Batch) StartReadAt(fd int, p []byte, off int64) Call {
 		}
 		b.wait.left.Add(1)
 		r.group = b.wait
+		r.detached = true // its reference goes at Submit (begin)
 		if b.last == nil {
 			b.first = r
 		} else {
@@ -660,6 +688,7 @@ func (b *Batch) Submit() {
 		r = next
 	}
 	b.s.push(head, b.first, b.n)
+	b.s.releaseN(b.n)
 	b.first, b.last, b.n = nil, nil, 0
 }
 
@@ -751,8 +780,13 @@ func (s *Scheduler) Nop() error {
 }
 
 // Close stops accepting requests, waits for every request already accepted
-// to complete, then releases the kernel queue, the eventfd and the thread.
-// Requests made after Close fail with ErrClosed.
+// to complete (a started Call need not have been waited for: its Wait
+// still returns its result after Close), then releases the kernel queue, the eventfd, the thread and
+// the buffer cache. Requests made after Close fail with ErrClosed, as do
+// AllocBuffer and GetBuffer. Memory from AllocBuffer or GetBuffer that a
+// caller still holds stays valid until it is given back (FreeBuffer,
+// PutBuffer), which frees it; the registered arena is unmapped once its
+// last block is back.
 func (s *Scheduler) Close() error {
 	for {
 		old := s.state.Load()
@@ -767,6 +801,7 @@ func (s *Scheduler) Close() error {
 		s.wakeLoop()
 	}
 	<-s.exited
+	s.closeCache()
 	if s.backend != Blocking {
 		s.efdMu.Lock()
 		defer s.efdMu.Unlock()
