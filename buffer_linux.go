@@ -54,16 +54,22 @@ func newBuffer(m *sharedMem, data []byte) *Buffer {
 // Bytes returns the data. It is valid until Release, and only while the
 // Buffer itself is reachable: the memory is not the garbage collector's,
 // and a dropped Buffer's is reused once the collector finds it.
-func (b *Buffer) Bytes() []byte { return b.data }
+// A nil Buffer has no bytes.
+func (b *Buffer) Bytes() []byte {
+	if b == nil {
+		return nil
+	}
+	return b.data
+}
 
 // Release returns the buffer's memory for reuse. A second Release of the
 // same Buffer right after is a no-op, but after Release the Buffer belongs
 // to the pool again: neither it nor Bytes may be used. A Buffer dropped
 // without Release has its memory returned when the garbage collector finds
 // it, and counted (DroppedBuffers): later than Release would, so Release
-// what you read.
+// what you read. Release of a nil Buffer does nothing.
 func (b *Buffer) Release() {
-	if b.hold == nil {
+	if b == nil || b.hold == nil {
 		return
 	}
 	b.release()

@@ -838,6 +838,12 @@ func TestConformanceExtras(t *testing.T) {
 			}
 		})
 	}
+	// A nil Buffer (what a failed ReadBuffer returns) has no bytes.
+	noPanic(t, "nil Buffer", func() {
+		var b *Buffer
+		require.Nil(t, b.Bytes())
+		b.Release()
+	})
 	// A stream of an open File, once the File is closed under it.
 	t.Run("stream-file-closed", func(t *testing.T) {
 		for _, mode := range []DirectMode{PageCache, Direct} {
