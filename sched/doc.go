@@ -200,7 +200,19 @@
 //
 // Tracing: Options.Tracer receives every system call and every request's
 // timeline (enqueue, submit, complete, resume), on the caller's goroutine
-// for requests. Without a tracer no clock is read.
+// for requests. Without a tracer the clock is read once per batch on the
+// loop (and twice per inline request), for the statistics.
+//
+// Statistics (Stats, ReadStats, StatsVar): always on, they count requests
+// and bytes by operation and class, with queue and device time
+// histograms, the requests in flight and queued, the loop's system calls
+// and sleeps, and slow requests. Recording is a few atomic adds and no
+// allocation: BenchmarkStatsCost, 4 KiB random reads from 128 goroutines,
+// statistics on against off in alternating rounds, median IOPS ratio
+// 0.99 (16 rounds), 4.48 against 4.45µs of CPU per read. A first version
+// that read the clock on the caller at enqueue cost 7% more CPU per read
+// (4.96 against 4.64µs; a clock read costs ~50ns on the development VM),
+// so the loop stamps requests when it takes them, once per batch.
 //
 // Kernel queue failures that cannot happen by construction (EBADF on the
 // ring, a dropped CQE with a CQ twice the in-flight bound) panic, as

@@ -26,8 +26,15 @@ type loop struct {
 	done      []completion
 	spin      time.Duration
 	tracer    Tracer
-	now       int64 // tracer clock when the last completions were reaped
-	acceptNow int64 // tracer clock of this accept round's submissions, 0 until read
+	clock     bool // requests are timed (statistics or tracer)
+	stats     *stats
+	now       int64 // clock when the last completions were reaped
+	acceptNow int64 // clock of this accept round's submissions, 0 until read
+
+	queued     int             // requests in pending and bgPending
+	inflightBy [NumClasses]int // requests in the kernel, by class
+	shown      [NumClasses]int // inflightBy as last published to stats
+	shownQ     int             // queued as last published
 
 	ring   *uringQueue // the io_uring queue under any fault injector; nil on AIO
 	locked bool        // the goroutine is locked to its OS thread
@@ -78,9 +85,13 @@ func (s *Scheduler) run(b Backend, opts Options, ready chan<- error) {
 		done:     make([]completion, 2*(n+1)),
 		spin:     opts.Spin,
 		tracer:   opts.Tracer,
+		clock:    s.clock,
 		retry:    make([]*request, 0, n),
 		ring:     uq,
 		locked:   locked,
+	}
+	if s.statsOn {
+		l.stats = &s.stats
 	}
 	for i := range l.free {
 		l.free[i] = uint32(n - 1 - i)
@@ -97,9 +108,7 @@ func (l *loop) main() {
 	for {
 		progress := l.accept()
 		if l.prepared > 0 {
-			if err := l.q.enter(false); err != nil && err != uring.ErrBusy {
-				l.fatal(err)
-			}
+			l.enter(false)
 			l.prepared = 0
 			if l.recap {
 				l.ring.recapWorkers()
@@ -110,12 +119,15 @@ func (l *loop) main() {
 		if err != nil {
 			l.fatal(err)
 		}
-		if l.tracer != nil && n > 0 {
+		if l.clock && n > 0 {
 			l.now = Now() // one clock read stamps the whole batch
 		}
 		woke := false
 		for _, c := range l.done[:n] {
 			woke = l.complete(c) || woke
+		}
+		if l.stats != nil {
+			l.publish()
 		}
 		if woke && !l.locked {
 			// Let the callers just woken run on this thread now:
@@ -146,9 +158,7 @@ func (l *loop) main() {
 			// arrives. Spinning would burn the core the callers
 			// need, and producers need not wake the loop, so it
 			// waits without announcing a sleep.
-			if err := l.q.enter(true); err != nil && err != uring.ErrBusy {
-				l.fatal(err)
-			}
+			l.enter(true)
 			idle = 0
 			continue
 		}
@@ -177,11 +187,23 @@ func (l *loop) main() {
 			l.q.armWake(s.efd, l.wakeSlot)
 			l.armed = true
 		}
-		if err := l.q.enter(true); err != nil && err != uring.ErrBusy {
-			l.fatal(err)
-		}
+		l.enter(true)
 		s.sleeping.Store(false)
 		idle = 0
+	}
+}
+
+// enter submits what is prepared, and with wait sleeps in the kernel until
+// a completion arrives.
+func (l *loop) enter(wait bool) {
+	if err := l.q.enter(wait); err != nil && err != uring.ErrBusy {
+		l.fatal(err)
+	}
+	if l.stats != nil {
+		l.stats.enters.Add(1)
+		if wait {
+			l.stats.sleeps.Add(1)
+		}
 	}
 }
 
@@ -205,6 +227,7 @@ func (l *loop) accept() bool {
 		r := l.pending
 		l.pending = r.next
 		r.next = nil
+		l.queued--
 		progress = true
 		switch r.op {
 		case opRegisterFile:
@@ -229,8 +252,13 @@ func (l *loop) take() {
 		return
 	}
 	head := l.s.incoming.Swap(nil)
+	var now int64
+	if l.clock {
+		now = Now() // one clock read stamps the whole batch
+	}
 	var first, last *request
 	for r := head; r != nil; {
+		r.tTaken = now
 		next := r.next
 		r.next = first
 		first = r
@@ -238,6 +266,7 @@ func (l *loop) take() {
 			last = r
 		}
 		r = next
+		l.queued++
 	}
 	if l.pending == nil {
 		l.pending = first
@@ -256,7 +285,8 @@ func (l *loop) submit(r *request) {
 	l.prepared++
 	l.inflight++
 	r.submits++
-	if l.tracer != nil && r.tSubmit == 0 {
+	l.inflightBy[r.class]++
+	if l.clock && r.tSubmit == 0 {
 		if l.acceptNow == 0 {
 			l.acceptNow = Now() // one clock read stamps the whole batch
 		}
@@ -277,11 +307,15 @@ func (l *loop) complete(c completion) bool {
 	l.slots[c.slot] = nil
 	l.free = append(l.free, c.slot)
 	l.inflight--
+	l.inflightBy[r.class]--
 	if !finish(r, c.res) {
 		l.retry = append(l.retry, r)
 		return false
 	}
 	r.tComplete = l.now
+	if l.stats != nil {
+		l.stats.done(r, r.tTaken, r.tSubmit, l.now)
+	}
 	g := r.group // read before the wake-up: the caller may recycle r
 	r.wake <- struct{}{}
 	g.done()
@@ -320,5 +354,19 @@ func (l *loop) shutdown() {
 	// the kernel holds points into it any more.
 	if l.s.arena != nil {
 		l.s.arena.close()
+	}
+}
+
+// publish stores the loop's gauges for Stats, when they changed.
+func (l *loop) publish() {
+	for c := range l.inflightBy {
+		if l.inflightBy[c] != l.shown[c] {
+			l.shown[c] = l.inflightBy[c]
+			l.stats.inflight[c].Store(int64(l.shown[c]))
+		}
+	}
+	if l.queued != l.shownQ {
+		l.shownQ = l.queued
+		l.stats.queued.Store(int64(l.queued))
 	}
 }
