@@ -115,15 +115,15 @@ func (q *aioQueue) submit() error {
 	return nil
 }
 
-func (q *aioQueue) enter(wait bool) error {
+func (q *aioQueue) enter(wait bool, limit time.Duration) error {
 	if err := q.submit(); err != nil {
 		return err
 	}
 	if !wait || q.got > 0 || len(q.refused) > 0 {
 		return nil
 	}
-	timeout := time.Duration(-1)
-	if len(q.pending) > 0 {
+	timeout := limit
+	if len(q.pending) > 0 && (timeout < 0 || timeout > time.Millisecond) {
 		// io_submit said EAGAIN (the context's per-CPU request
 		// accounting can say so below its size): do not sleep for
 		// good on requests the kernel has not taken.

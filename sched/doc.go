@@ -214,6 +214,19 @@
 // (4.96 against 4.64µs; a clock read costs ~50ns on the development VM),
 // so the loop stamps requests when it takes them, once per batch.
 //
+// Slow requests (Options.SlowThreshold, default 1s; Options.OnSlow, or a
+// Tracer that implements SlowTracer): a request in the kernel longer than
+// the threshold is reported, naming its fd, op, offset, length and class
+// and how long it has waited, then again at 2x, 4x... the threshold while
+// it waits. The loop checks ages only when the oldest request is due, and
+// sleeps in the kernel with a timeout that ends then (none when nothing is
+// in flight); reports reach the callback on a goroutine of their own
+// through a bounded channel (dropped and counted when full), so the loop
+// never waits for them. TestSlowRequestReported (a late completion
+// injected with Options.Faults) and TestSlowDiskThrottled (a loop device
+// throttled to 4 reads/s by the blkio cgroup) see the first report within
+// 1ms of the threshold.
+//
 // Kernel queue failures that cannot happen by construction (EBADF on the
 // ring, a dropped CQE with a CQ twice the in-flight bound) panic, as
 // TigerBeetle does: continuing would hand callers buffers the kernel may

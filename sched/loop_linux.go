@@ -31,6 +31,10 @@ type loop struct {
 	now       int64 // clock when the last completions were reaped
 	acceptNow int64 // clock of this accept round's submissions, 0 until read
 
+	slowNs int64       // Options.SlowThreshold in ns; 0: off
+	slowAt int64       // when the oldest request in flight is due a slow check (Now); 0: none
+	slowCh chan SlowIO // reports to the reporting goroutine, or nil
+
 	queued     int             // requests in pending and bgPending
 	inflightBy [NumClasses]int // requests in the kernel, by class
 	shown      [NumClasses]int // inflightBy as last published to stats
@@ -93,11 +97,15 @@ func (s *Scheduler) run(b Backend, opts Options, ready chan<- error) {
 	if s.statsOn {
 		l.stats = &s.stats
 	}
+	l.slowNs, l.slowCh = int64(s.slowThreshold), s.slowCh
 	for i := range l.free {
 		l.free[i] = uint32(n - 1 - i)
 	}
 	ready <- nil
 	l.main()
+	if s.slowCh != nil {
+		close(s.slowCh) // only the loop sends on it
+	}
 	close(s.exited)
 }
 
@@ -108,7 +116,7 @@ func (l *loop) main() {
 	for {
 		progress := l.accept()
 		if l.prepared > 0 {
-			l.enter(false)
+			l.enter(false, -1)
 			l.prepared = 0
 			if l.recap {
 				l.ring.recapWorkers()
@@ -125,6 +133,9 @@ func (l *loop) main() {
 		woke := false
 		for _, c := range l.done[:n] {
 			woke = l.complete(c) || woke
+		}
+		if l.slowAt != 0 && n > 0 && l.now >= l.slowAt {
+			l.checkSlow(l.now)
 		}
 		if l.stats != nil {
 			l.publish()
@@ -158,7 +169,7 @@ func (l *loop) main() {
 			// arrives. Spinning would burn the core the callers
 			// need, and producers need not wake the loop, so it
 			// waits without announcing a sleep.
-			l.enter(true)
+			l.enter(true, l.sleepTimeout())
 			idle = 0
 			continue
 		}
@@ -187,16 +198,16 @@ func (l *loop) main() {
 			l.q.armWake(s.efd, l.wakeSlot)
 			l.armed = true
 		}
-		l.enter(true)
+		l.enter(true, l.sleepTimeout())
 		s.sleeping.Store(false)
 		idle = 0
 	}
 }
 
 // enter submits what is prepared, and with wait sleeps in the kernel until
-// a completion arrives.
-func (l *loop) enter(wait bool) {
-	if err := l.q.enter(wait); err != nil && err != uring.ErrBusy {
+// a completion arrives, or for at most timeout when it is not negative.
+func (l *loop) enter(wait bool, timeout time.Duration) {
+	if err := l.q.enter(wait, timeout); err != nil && err != uring.ErrBusy {
 		l.fatal(err)
 	}
 	if l.stats != nil {
@@ -294,6 +305,9 @@ func (l *loop) submit(r *request) {
 		// stamped with its own enqueue time, never earlier.
 		r.tSubmit = max(l.acceptNow, r.tEnqueue)
 	}
+	if l.slowNs != 0 && l.slowAt == 0 {
+		l.slowAt = r.tSubmit + l.slowNs
+	}
 }
 
 // complete ends the request in c's slot, or queues it to be resubmitted;
@@ -313,6 +327,9 @@ func (l *loop) complete(c completion) bool {
 		return false
 	}
 	r.tComplete = l.now
+	if r.slowReports > 0 {
+		l.s.stats.stalled.Add(-1)
+	}
 	if l.stats != nil {
 		l.stats.done(r, r.tTaken, r.tSubmit, l.now)
 	}
@@ -336,7 +353,7 @@ func (l *loop) fatal(err error) {
 func (l *loop) shutdown() {
 	for l.armed {
 		l.s.wakeLoop()
-		if err := l.q.enter(true); err != nil && err != uring.ErrBusy {
+		if err := l.q.enter(true, -1); err != nil && err != uring.ErrBusy {
 			l.fatal(err)
 		}
 		n, err := l.q.reap(l.done)

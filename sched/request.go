@@ -62,8 +62,9 @@ type request struct {
 	submits                              int32
 	fixed                                bool // went through a registered buffer
 
-	class      Class
-	classGiven bool // class was given per call: the fd's class does not apply
+	class       Class
+	classGiven  bool  // class was given per call: the fd's class does not apply
+	slowReports uint8 // slow-request reports made (slow_linux.go)
 }
 
 var requestPool = sync.Pool{New: func() any { return &request{wake: make(chan struct{}, 1)} }}

@@ -95,6 +95,20 @@ type Options struct {
 	// backend, and turns the idle fast path off.
 	Faults FaultInjector
 
+	// SlowThreshold is how long a request may be in the kernel before
+	// it is reported as slow (OnSlow, a SlowTracer, Stats.Slow), and
+	// reported again each time its wait doubles. Default
+	// DefaultSlowThreshold (1s); negative: no detection. Not on the
+	// blocking backend, whose requests are system calls of their
+	// callers.
+	SlowThreshold time.Duration
+	// OnSlow, if set, is called with each slow-request report, on a
+	// goroutine of its own, one report at a time: it may block or log,
+	// while further reports wait (64 at most; beyond that they are
+	// dropped and counted in Stats.Slow.Dropped). Reports made before
+	// Close may arrive after it returns.
+	OnSlow func(SlowIO)
+
 	// noStats turns statistics off, and with them the clock reads they
 	// need (when there is no Tracer): for the benchmark that measures
 	// what they cost.
@@ -166,7 +180,8 @@ type Scheduler struct {
 	stats   stats      // stats_linux.go
 	classes classTable // class_linux.go
 
-	slowThreshold time.Duration // slow_linux.go
+	slowThreshold time.Duration // slow_linux.go; 0: off
+	slowCh        chan SlowIO   // to the reporting goroutine; nil: no one to report to
 
 	arena        *arena // registered fixed buffers, nil when not registered
 	fixed        FixedStatus
@@ -232,6 +247,9 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 	s := &Scheduler{backend: b, exited: make(chan struct{}), noInline: opts.NoInline || opts.Faults != nil, tracer: opts.Tracer, faults: opts.Faults}
 	s.statsOn = !opts.noStats
 	s.clock = opts.Tracer != nil || s.statsOn
+	if b != Blocking {
+		s.startSlow(opts)
+	}
 	if opts.Faults != nil && b == Blocking {
 		return nil, errFaultsBlocking
 	}

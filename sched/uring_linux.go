@@ -5,6 +5,7 @@ package sched
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -163,16 +164,21 @@ func (q *uringQueue) armWake(efd int, slot uint32) {
 	sqe.UserData = uint64(slot)
 }
 
-func (q *uringQueue) enter(wait bool) error {
+func (q *uringQueue) enter(wait bool, timeout time.Duration) error {
 	var start int64
 	if q.tracer != nil {
 		start = Now()
 	}
 	var n int
 	var err error
-	if wait {
+	switch {
+	case wait && timeout >= 0 && q.ring.Features()&uring.IORING_FEAT_EXT_ARG != 0:
+		// Linux 5.11+. Older kernels sleep until a completion, and
+		// slow requests are checked only when one arrives.
+		n, err = q.ring.SubmitAndWaitTimeout(1, timeout)
+	case wait:
 		n, err = q.ring.SubmitAndWait(1)
-	} else {
+	default:
 		n, err = q.ring.Submit()
 	}
 	if q.tracer != nil {
