@@ -31,11 +31,12 @@ type File struct {
 	block  int64 // offset and length alignment with O_DIRECT
 	page   int64 // the page cache's unit (at least block): buffered and direct I/O never share one in flight
 	mem    uintptr
-	acc    int  // O_RDONLY, O_WRONLY or O_RDWR, as the caller opened it
-	append bool // O_APPEND: every Write is the kernel's append (RWF_APPEND on bfd)
-	syncFd bool // bfd is O_SYNC or O_DSYNC: every write through it waits for the disk
-	fixed  bool // fd is in the scheduler's registered file table
-	plain  bool // not a regular file: every call goes to osf (plain_linux.go)
+	acc    int         // O_RDONLY, O_WRONLY or O_RDWR, as the caller opened it
+	append bool        // O_APPEND: every Write is the kernel's append (RWF_APPEND on bfd)
+	syncFd bool        // bfd is O_SYNC or O_DSYNC: every write through it waits for the disk
+	fixed  bool        // fd is in the scheduler's registered file table
+	class  sched.Class // WithClass, set on fd and bfd (class_linux.go)
+	plain  bool        // not a regular file: every call goes to osf (plain_linux.go)
 
 	// refs is the fdMutex-style count of calls in progress; refClosed
 	// marks Close. Close waits for the count to drain before it touches
@@ -101,7 +102,8 @@ func OpenFile(name string, flag int, perm fs.FileMode, opts ...Option) (*File, e
 	if pf, err := plainFile(name, osf); pf != nil || err != nil {
 		return pf, err // a FIFO, device or directory: os.File's way
 	}
-	return newFile(name, osf, s, flag, 0, o.direct)
+	f, err := newFile(name, osf, s, flag, 0, o.direct)
+	return withClass(f, err, o.class)
 }
 
 // fileOptions applies opts and finds the scheduler they name (the
@@ -330,6 +332,7 @@ func (f *File) Close() error {
 	f.streams.end()
 	<-f.drained
 	runtime.SetFinalizer(f, nil)
+	f.clearClass()
 	if f.fixed {
 		// Before the descriptor is closed: a new file given the same
 		// number must not inherit the registered slot.

@@ -26,6 +26,8 @@ type aioQueue struct {
 
 	efd      int // the loop's eventfd, polled under wakeSlot
 	wakeSlot uint32
+
+	prio [NumClasses]uint16 // ioprio of each class's reads and writes (ClassOptions)
 }
 
 func newAIOQueue(entries int, tracer Tracer) (*aioQueue, error) {
@@ -58,6 +60,10 @@ func (q *aioQueue) prepare(r *request, slot uint32) bool {
 		cb.PrepFdsync(int(r.fd))
 	default:
 		panic("sched: aio cannot queue " + r.op.String())
+	}
+	if p := q.prio[r.class]; p != 0 && (r.op == OpRead || r.op == OpWrite) {
+		cb.Flags |= aio.IOCB_FLAG_IOPRIO
+		cb.Reqprio = int16(p)
 	}
 	cb.Data = uint64(slot)
 	q.pending = append(q.pending, cb)

@@ -5,6 +5,7 @@ package sched
 import (
 	"strconv"
 	"sync/atomic"
+	"time"
 )
 
 // The class of each descriptor (SetClass), read by callers when they hand
@@ -117,3 +118,158 @@ func (s *Scheduler) SyncClass(fd int, full bool, c Class) error {
 // SetClass gives the reads the batch starts from now on class c, whatever
 // their descriptors'.
 func (b *Batch) SetClass(c Class) { b.class, b.classGiven = c%NumClasses, true }
+
+// Kernel I/O priorities (include/uapi/linux/ioprio.h): a class in the top
+// three bits of 16, a level (0 highest, 7 lowest) below.
+const (
+	IOPRIO_CLASS_NONE  = 0
+	IOPRIO_CLASS_RT    = 1 // real time: needs CAP_SYS_ADMIN or CAP_SYS_NICE
+	IOPRIO_CLASS_BE    = 2 // best effort, the default
+	IOPRIO_CLASS_IDLE  = 3 // served when no other class waits
+	IOPRIO_CLASS_SHIFT = 13
+)
+
+// IOPRIO_PRIO_VALUE is the kernel's macro: class and level as one value.
+func IOPRIO_PRIO_VALUE(class, data uint16) uint16 { return class<<IOPRIO_CLASS_SHIFT | data }
+
+// ClassOptions configure how the scheduler orders classes
+// (Options.Classes). The zero value is the default policy.
+//
+// The policy: latency-class and unclassified requests go to the kernel as
+// they come. Background requests do too while no latency-class request is
+// queued or in flight (and Hold has passed since the last one completed):
+// then they may take every slot, and the device is kept busy. While
+// latency work is about, the background requests in flight are bounded:
+// a latency request reaching the device waits behind at most that many.
+// The bound adapts to measured completion times, in the spirit of
+// Seastar's I/O scheduler (which keeps the work dispatched to a disk to
+// what it completes within a latency goal): from the device times of the
+// background requests submitted under the bound (an average over the
+// last few), it is scaled by Goal/average at most 2x up or down every
+// max(8, bound) completions, so background requests take about Goal in
+// the kernel, which is the wait they add to a latency request queued
+// behind them. Background requests that wait for the bound keep their
+// order; the bound never falls below MinBackground, so they always move.
+type ClassOptions struct {
+	// Off schedules every request as Unclassified (no bound, no
+	// priority); Stats still count them by class.
+	Off bool
+	// Goal is the device time the bound aims at for background
+	// requests while latency work waits: the delay they may add to a
+	// latency request (default DefaultGoal).
+	Goal time.Duration
+	// Hold is how long the bound stays after the last latency request
+	// completed (default DefaultHold): a writer's next commit usually
+	// comes within it, and should not find the queue refilled.
+	Hold time.Duration
+	// MinBackground is the bound's floor (default 1).
+	MinBackground int
+	// Ioprio is the kernel I/O priority (IOPRIO_PRIO_VALUE) each class's
+	// reads and writes carry, in the io_uring SQE's ioprio or AIO's
+	// aio_reqprio; 0 keeps the process's. The zero array means
+	// DefaultIoprio. Schedulers that honour it: mq-deadline (by class
+	// only: RT before BE before IDLE), bfq (classes and levels as
+	// weights); none and kyber ignore it. Syncs carry none: the journal
+	// writes of an fsync are the filesystem's.
+	Ioprio [NumClasses]uint16
+	// NoIoprio leaves every request at the process's priority.
+	NoIoprio bool
+}
+
+// The defaults of ClassOptions, chosen by the conflict benchmark
+// (BenchmarkCommitBesideReads; docs/2026-11-25-io-classes.md).
+const (
+	DefaultGoal = 200 * time.Microsecond
+	DefaultHold = 2 * time.Millisecond
+)
+
+// DefaultIoprio is ClassOptions.Ioprio's default: none of its own for
+// any class (see docs/2026-11-25-io-classes.md for what was measured).
+var DefaultIoprio = [NumClasses]uint16{}
+
+// classPolicy is the loop's side of ClassOptions.
+type classPolicy struct {
+	on        bool
+	goal      int64 // ns
+	hold      int64 // ns
+	min, max  int   // the bound's range
+	bound     int   // × 256: background requests in flight while latency work is about
+	ewma      int64 // background device time under the bound, ns; 0 before the first
+	samples   int   // since the bound last moved
+	bgIn      int   // background requests in the kernel
+	latIn     int   // latency requests in the kernel
+	latQueued int   // latency requests taken from incoming, not yet submitted
+	latLast   int64 // Now of the last latency completion
+
+	held, heldLast *request // background requests waiting for the bound, oldest first
+}
+
+func newClassPolicy(o ClassOptions, entries int) classPolicy {
+	p := classPolicy{on: !o.Off, goal: int64(o.Goal), hold: int64(o.Hold), min: o.MinBackground, max: entries}
+	if p.goal <= 0 {
+		p.goal = int64(DefaultGoal)
+	}
+	if p.hold <= 0 {
+		p.hold = int64(DefaultHold)
+	}
+	if p.min <= 0 {
+		p.min = 1
+	}
+	p.min = min(p.min, entries)
+	p.bound = min(16, entries) << 8
+	p.bound = max(p.bound, p.min<<8)
+	return p
+}
+
+// prios returns the ioprio of each class for the queues.
+func (o ClassOptions) prios() [NumClasses]uint16 {
+	if o.Off || o.NoIoprio {
+		return [NumClasses]uint16{}
+	}
+	if o.Ioprio == ([NumClasses]uint16{}) {
+		return DefaultIoprio
+	}
+	return o.Ioprio
+}
+
+// latencyWaits reports whether latency work is queued, in flight, or
+// completed less than Hold ago (as of now).
+func (p *classPolicy) latencyWaits(now int64) bool {
+	return p.latIn+p.latQueued > 0 || p.latLast != 0 && now-p.latLast < p.hold
+}
+
+// limit is how many background requests may be in flight now.
+func (p *classPolicy) limit(now int64) int {
+	if !p.latencyWaits(now) {
+		return p.max
+	}
+	return p.bound >> 8
+}
+
+// hold appends r to the background requests waiting for the bound.
+func (p *classPolicy) holdBack(r *request) {
+	if p.held == nil {
+		p.held = r
+	} else {
+		p.heldLast.next = r
+	}
+	p.heldLast = r
+}
+
+// adapt moves the bound after a background request that went out under
+// it completed in d.
+func (p *classPolicy) adapt(d int64) {
+	if p.ewma == 0 {
+		p.ewma = d
+	} else {
+		p.ewma += (d - p.ewma) / 8
+	}
+	p.samples++
+	if p.samples < max(8, p.bound>>8) {
+		return
+	}
+	p.samples = 0
+	ratio := min(max(p.goal*256/max(p.ewma, 1), 128), 512) // × 256, within 0.5x and 2x
+	p.bound = int(int64(p.bound) * ratio / 256)
+	p.bound = min(max(p.bound, p.min<<8), p.max<<8)
+}

@@ -39,6 +39,8 @@ type loop struct {
 	inflightBy [NumClasses]int // requests in the kernel, by class
 	shown      [NumClasses]int // inflightBy as last published to stats
 	shownQ     int             // queued as last published
+	shownB     int             // the background bound as last published
+	cls        classPolicy     // class_linux.go
 
 	ring   *uringQueue // the io_uring queue under any fault injector; nil on AIO
 	locked bool        // the goroutine is locked to its OS thread
@@ -48,9 +50,17 @@ type loop struct {
 func openQueue(b Backend, opts Options) (queue, error) {
 	switch b {
 	case URing:
-		return newUringQueue(uint32(opts.Entries)+1, opts.RingFlags, opts.Tracer)
+		q, err := newUringQueue(uint32(opts.Entries)+1, opts.RingFlags, opts.Tracer)
+		if q != nil {
+			q.prio = opts.Classes.prios()
+		}
+		return q, err
 	case AIO:
-		return newAIOQueue(opts.Entries+1, opts.Tracer)
+		q, err := newAIOQueue(opts.Entries+1, opts.Tracer)
+		if q != nil {
+			q.prio = opts.Classes.prios()
+		}
+		return q, err
 	}
 	panic("sched: no queue for backend " + string(b))
 }
@@ -98,6 +108,7 @@ func (s *Scheduler) run(b Backend, opts Options, ready chan<- error) {
 		l.stats = &s.stats
 	}
 	l.slowNs, l.slowCh = int64(s.slowThreshold), s.slowCh
+	l.cls = newClassPolicy(opts.Classes, n)
 	for i := range l.free {
 		l.free[i] = uint32(n - 1 - i)
 	}
@@ -159,7 +170,7 @@ func (l *loop) main() {
 			idle = 0
 			continue
 		}
-		if l.inflight == 0 && len(l.retry) == 0 && s.state.Load() == stateClosed && l.pending == nil && s.incoming.Load() == nil {
+		if l.inflight == 0 && len(l.retry) == 0 && s.state.Load() == stateClosed && l.pending == nil && l.cls.held == nil && s.incoming.Load() == nil {
 			l.shutdown()
 			return
 		}
@@ -189,7 +200,7 @@ func (l *loop) main() {
 		// Requests waiting for a slot do not keep the loop awake: the
 		// slots are in flight, and their completions end the sleep.
 		s.sleeping.Store(true)
-		if s.incoming.Load() != nil || len(l.free) > 0 && (l.pending != nil || len(l.retry) > 0) || s.state.Load() == stateClosed {
+		if s.incoming.Load() != nil || len(l.free) > 0 && (l.pending != nil || len(l.retry) > 0 || l.cls.held != nil && l.cls.bgIn < l.cls.limit(l.now)) || s.state.Load() == stateClosed {
 			s.sleeping.Store(false)
 			idle = 0
 			continue
@@ -234,24 +245,55 @@ func (l *loop) accept() bool {
 		return progress
 	}
 	l.take()
+	if l.cls.held != nil && l.releaseHeld() {
+		progress = true
+	}
 	for l.pending != nil && len(l.free) > 0 {
 		r := l.pending
 		l.pending = r.next
 		r.next = nil
-		l.queued--
 		progress = true
 		switch r.op {
 		case opRegisterFile:
+			l.queued--
 			r.err = l.q.registerFile(int(r.fd))
 			r.wake <- struct{}{}
 		case opUnregisterFile:
+			l.queued--
 			r.err = l.q.unregisterFile(int(r.fd))
 			r.wake <- struct{}{}
 		default:
+			if r.class == Background && l.cls.on && (l.cls.held != nil || l.cls.bgIn >= l.cls.limit(l.now)) {
+				l.cls.holdBack(r) // still queued
+				continue
+			}
+			l.queued--
+			if r.class == Latency && l.cls.on {
+				l.cls.latQueued--
+			}
 			l.submit(r)
 		}
 	}
 	return progress
+}
+
+// releaseHeld submits the background requests held back by the bound,
+// oldest first, as far as the bound and the free slots allow.
+func (l *loop) releaseHeld() bool {
+	p := &l.cls
+	moved := false
+	for p.held != nil && len(l.free) > 0 && p.bgIn < p.limit(l.now) {
+		r := p.held
+		p.held = r.next
+		r.next = nil
+		if p.held == nil {
+			p.heldLast = nil
+		}
+		l.queued--
+		l.submit(r)
+		moved = true
+	}
+	return moved
 }
 
 // take empties the incoming stack into the end of the pending list,
@@ -270,6 +312,9 @@ func (l *loop) take() {
 	var first, last *request
 	for r := head; r != nil; {
 		r.tTaken = now
+		if r.class == Latency && l.cls.on {
+			l.cls.latQueued++
+		}
 		next := r.next
 		r.next = first
 		first = r
@@ -297,6 +342,15 @@ func (l *loop) submit(r *request) {
 	l.inflight++
 	r.submits++
 	l.inflightBy[r.class]++
+	if l.cls.on {
+		switch r.class {
+		case Background:
+			l.cls.bgIn++
+			r.bounded = l.cls.latencyWaits(l.now)
+		case Latency:
+			l.cls.latIn++
+		}
+	}
 	if l.clock && r.tSubmit == 0 {
 		if l.acceptNow == 0 {
 			l.acceptNow = Now() // one clock read stamps the whole batch
@@ -322,11 +376,23 @@ func (l *loop) complete(c completion) bool {
 	l.free = append(l.free, c.slot)
 	l.inflight--
 	l.inflightBy[r.class]--
+	if l.cls.on {
+		switch r.class {
+		case Background:
+			l.cls.bgIn--
+		case Latency:
+			l.cls.latIn--
+			l.cls.latLast = l.now
+		}
+	}
 	if !finish(r, c.res) {
 		l.retry = append(l.retry, r)
 		return false
 	}
 	r.tComplete = l.now
+	if r.bounded && l.clock {
+		l.cls.adapt(l.now - r.tSubmit)
+	}
 	if r.slowReports > 0 {
 		l.s.stats.stalled.Add(-1)
 	}
@@ -385,5 +451,9 @@ func (l *loop) publish() {
 	if l.queued != l.shownQ {
 		l.shownQ = l.queued
 		l.stats.queued.Store(int64(l.queued))
+	}
+	if b := l.cls.bound >> 8; l.cls.on && b != l.shownB {
+		l.shownB = b
+		l.stats.bound.Store(int64(b))
 	}
 }

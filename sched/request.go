@@ -65,6 +65,7 @@ type request struct {
 	class       Class
 	classGiven  bool  // class was given per call: the fd's class does not apply
 	slowReports uint8 // slow-request reports made (slow_linux.go)
+	bounded     bool  // a background request submitted while latency work waited (class_linux.go)
 }
 
 var requestPool = sync.Pool{New: func() any { return &request{wake: make(chan struct{}, 1)} }}

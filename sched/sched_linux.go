@@ -109,6 +109,10 @@ type Options struct {
 	// Close may arrive after it returns.
 	OnSlow func(SlowIO)
 
+	// Classes configure how requests of different classes are ordered
+	// (see Class and ClassOptions); the zero value is the default policy.
+	Classes ClassOptions
+
 	// noStats turns statistics off, and with them the clock reads they
 	// need (when there is no Tracer): for the benchmark that measures
 	// what they cost.

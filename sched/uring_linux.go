@@ -26,6 +26,8 @@ type uringQueue struct {
 	freeSlots []uint32
 
 	maxWorkers uring.MaxWorkers // the cap on io-wq workers, zero when none
+
+	prio [NumClasses]uint16 // ioprio of each class's reads and writes (ClassOptions)
 }
 
 func newUringQueue(entries uint32, flags uint32, tracer Tracer) (*uringQueue, error) {
@@ -65,6 +67,7 @@ func (q *uringQueue) prepare(r *request, slot uint32) (fixed bool) {
 		} else {
 			sqe.PrepRead(int(r.fd), r.remaining(), r.off+int64(r.done))
 		}
+		sqe.Ioprio = q.prio[r.class]
 	case OpWrite:
 		if fixed = q.arena.contains(r.remaining()); fixed {
 			sqe.PrepWriteFixed(int(r.fd), r.remaining(), r.off+int64(r.done), 0)
@@ -72,6 +75,7 @@ func (q *uringQueue) prepare(r *request, slot uint32) (fixed bool) {
 			sqe.PrepWrite(int(r.fd), r.remaining(), r.off+int64(r.done))
 		}
 		sqe.OpFlags = r.rwf
+		sqe.Ioprio = q.prio[r.class]
 	case OpFsync:
 		sqe.PrepFsync(int(r.fd), 0)
 	case OpFdatasync:
