@@ -8,11 +8,17 @@ import (
 	"github.com/diskio-go/diskio/sched"
 )
 
-// withClass gives the requests on f's descriptors class c (WithClass). It
-// closes f and fails when the scheduler refuses the class.
+// withClass names f's descriptors in its scheduler (for slow-request
+// reports) and gives their requests class c (WithClass). It closes f and
+// fails when the scheduler refuses the class.
 func withClass(f *File, err error, c sched.Class) (*File, error) {
-	if err != nil || c == sched.Unclassified {
+	if err != nil {
 		return f, err
+	}
+	f.s.SetName(f.fd, f.name)
+	f.s.SetName(f.bfd, f.name)
+	if c == sched.Unclassified {
+		return f, nil
 	}
 	for _, fd := range []int{f.fd, f.bfd} {
 		if err := f.s.SetClass(fd, c); err != nil {
@@ -24,9 +30,11 @@ func withClass(f *File, err error, c sched.Class) (*File, error) {
 	return f, nil
 }
 
-// clearClass takes f's class off its descriptors before they are closed:
-// their numbers may be reused by files of another class.
+// clearClass takes f's name and class off its descriptors before they are
+// closed: their numbers may be reused by other files.
 func (f *File) clearClass() {
+	f.s.SetName(f.fd, "")
+	f.s.SetName(f.bfd, "")
 	if f.class != sched.Unclassified {
 		f.s.SetClass(f.fd, sched.Unclassified)
 		f.s.SetClass(f.bfd, sched.Unclassified)

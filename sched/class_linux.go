@@ -8,10 +8,11 @@ import (
 	"time"
 )
 
-// The class of each descriptor (SetClass), read by callers when they hand
-// a request over: two levels of atomics, so that reading allocates
-// nothing and takes no lock, and a table for a million descriptors costs
-// only the chunks that hold a classified one.
+// The class and name of each descriptor (SetClass, SetName), read by
+// callers when they hand a request over (the class) and by the loop when it
+// reports a slow request (the name): two levels of atomics, so that
+// reading allocates nothing and takes no lock, and a table for a million
+// descriptors costs only the chunks that hold a classified or named one.
 const (
 	classChunkBits = 12
 	classChunk     = 1 << classChunkBits
@@ -20,7 +21,39 @@ const (
 
 type classTable struct {
 	used   atomic.Bool // SetClass was called: callers look classes up
-	chunks [classChunks]atomic.Pointer[[classChunk]atomic.Uint32]
+	chunks [classChunks]atomic.Pointer[[classChunk]fdEntry]
+}
+
+type fdEntry struct {
+	class atomic.Uint32
+	name  atomic.Pointer[string]
+}
+
+// entry returns fd's entry, made if create is set, or nil.
+func (t *classTable) entry(fd int, create bool) *fdEntry {
+	if fd < 0 || fd >= classChunk*classChunks {
+		return nil
+	}
+	slot := &t.chunks[fd>>classChunkBits]
+	ch := slot.Load()
+	if ch == nil {
+		if !create {
+			return nil
+		}
+		slot.CompareAndSwap(nil, new([classChunk]fdEntry))
+		ch = slot.Load()
+	}
+	return &ch[fd&(classChunk-1)]
+}
+
+// name returns fd's name, "" if none.
+func (t *classTable) name(fd int32) string {
+	if e := t.entry(int(fd), false); e != nil {
+		if p := e.name.Load(); p != nil {
+			return *p
+		}
+	}
+	return ""
 }
 
 // of returns fd's class.
@@ -32,23 +65,16 @@ func (t *classTable) of(fd int32) Class {
 	if ch == nil {
 		return Unclassified
 	}
-	return Class(ch[fd&(classChunk-1)].Load())
+	return Class(ch[fd&(classChunk-1)].class.Load())
 }
 
 func (t *classTable) set(fd int, c Class) bool {
 	if fd < 0 || fd >= classChunk*classChunks {
 		return false
 	}
-	slot := &t.chunks[fd>>classChunkBits]
-	ch := slot.Load()
-	if ch == nil {
-		if c == Unclassified {
-			return true
-		}
-		slot.CompareAndSwap(nil, new([classChunk]atomic.Uint32))
-		ch = slot.Load()
+	if e := t.entry(fd, c != Unclassified); e != nil {
+		e.class.Store(uint32(c))
 	}
-	ch[fd&(classChunk-1)].Store(uint32(c))
 	if c != Unclassified {
 		t.used.Store(true)
 	}
@@ -68,6 +94,20 @@ func (s *Scheduler) SetClass(fd int, c Class) error {
 		return errClassFd(fd)
 	}
 	return nil
+}
+
+// SetName names the file open on fd, for slow-request reports
+// (SlowIO.Name); "" removes the name. Package diskio names every File's
+// descriptors. Remove it before fd is closed. Descriptors beyond 2^20 are
+// not named.
+func (s *Scheduler) SetName(fd int, name string) {
+	if e := s.classes.entry(fd, name != ""); e != nil {
+		if name == "" {
+			e.name.Store(nil)
+		} else {
+			e.name.Store(&name)
+		}
+	}
 }
 
 // ClassOf returns the class SetClass gave fd (Unclassified if none).

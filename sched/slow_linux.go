@@ -30,9 +30,10 @@ import (
 // SlowIO reports a request in flight longer than Options.SlowThreshold.
 type SlowIO struct {
 	Op    Op
-	Fd    int32 // the descriptor; package diskio maps it to its File's name
-	Off   int64 // where the part still to transfer starts (reads and writes)
-	Len   int   // bytes still to transfer (reads and writes)
+	Fd    int32  // the descriptor
+	Name  string // the file's name, if its opener gave one (SetName; diskio's Files do)
+	Off   int64  // where the part still to transfer starts (reads and writes)
+	Len   int    // bytes still to transfer (reads and writes)
 	Class Class
 	// Waited is how long the request has been in the kernel (since its
 	// first submission) when reported.
@@ -127,7 +128,7 @@ func (l *loop) reportSlow(r *request, now int64) {
 	if l.slowCh == nil {
 		return
 	}
-	ev := SlowIO{Op: r.op, Fd: r.fd, Class: r.class, Waited: time.Duration(waited), Report: int(r.slowReports)}
+	ev := SlowIO{Op: r.op, Fd: r.fd, Name: l.s.classes.name(r.fd), Class: r.class, Waited: time.Duration(waited), Report: int(r.slowReports)}
 	if r.op == OpRead || r.op == OpWrite {
 		ev.Off, ev.Len = r.off+int64(r.done), len(r.buf)-r.done
 	}

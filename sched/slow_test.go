@@ -63,6 +63,7 @@ func TestSlowRequestReported(t *testing.T) {
 				}),
 			})
 			require.NoError(t, s.SetClass(fd, Latency))
+			s.SetName(fd, "stuck")
 			buf := testenv.AlignedBuf(t, 16*blockSize)
 			_, err := s.WriteAt(fd, buf, 0)
 			require.NoError(t, err)
@@ -93,7 +94,7 @@ func TestSlowRequestReported(t *testing.T) {
 			t.Logf("reports at %v, request done after %v", at, elapsed)
 			require.Len(t, evs, 4, "reports at 1x, 2x, 4x and 8x the threshold")
 			for i, ev := range evs {
-				require.Equal(t, SlowIO{Op: OpRead, Fd: int32(fd), Off: 8 * blockSize, Len: 2 * blockSize, Class: Latency, Waited: ev.Waited, Report: i + 1}, ev)
+				require.Equal(t, SlowIO{Op: OpRead, Fd: int32(fd), Name: "stuck", Off: 8 * blockSize, Len: 2 * blockSize, Class: Latency, Waited: ev.Waited, Report: i + 1}, ev)
 				due := threshold << i
 				require.GreaterOrEqual(t, ev.Waited, due)
 				require.GreaterOrEqual(t, at[i], due)
