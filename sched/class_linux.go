@@ -216,15 +216,28 @@ type ClassOptions struct {
 	NoIoprio bool
 }
 
-// The defaults of ClassOptions, chosen by the conflict benchmark
-// (BenchmarkCommitBesideReads; docs/2026-11-25-io-classes.md).
+// The defaults of ClassOptions, from the conflict benchmark
+// (BenchmarkCommitBesideReads: one writer appending 4 KiB with Datasync
+// each beside 32 cold random readers; docs/2026-11-25-io-classes.md).
+// With Goal 200µs the commit's median beside the readers fell from
+// 833-1057µs (classes off) to 640-674µs and the commit rate rose 6-39%,
+// the readers keeping 0.69-0.73x of their throughput alone (0.86x with
+// classes off); the p99 stayed at ~4x its value alone either way, as the
+// device makes it (fio: 4.3x with two reads in flight). 400µs and 1ms
+// hardly bound on that disk; 50µs took the readers to 0.23x. Hold was
+// not varied.
 const (
 	DefaultGoal = 200 * time.Microsecond
 	DefaultHold = 2 * time.Millisecond
 )
 
 // DefaultIoprio is ClassOptions.Ioprio's default: none of its own for
-// any class (see docs/2026-11-25-io-classes.md for what was measured).
+// any class. Measured (BenchmarkCommitBesideReads, mq-deadline): the
+// readers at IOPRIO_CLASS_IDLE gave the best commit median (498-552µs)
+// and rate, the same p99, and halved the readers (0.50-0.57x), and IDLE
+// requests can wait up to mq-deadline's prio_aging_expire (10s) behind
+// busier classes; BE level 7 changed nothing (mq-deadline orders by
+// class only).
 var DefaultIoprio = [NumClasses]uint16{}
 
 // classPolicy is the loop's side of ClassOptions.

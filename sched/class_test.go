@@ -83,7 +83,9 @@ func TestBackgroundBoundedWhileLatencyWaits(t *testing.T) {
 					require.Equal(t, 2, st.BackgroundBound)
 					require.LessOrEqual(t, m, 16, "more background requests in flight than the first bound")
 				} else {
-					require.Equal(t, readers, m)
+					// The bound grew past its first 16, and the reads used it
+					// (all 64 at once unless their goroutines came apart).
+					require.Greater(t, m, 16)
 					require.Greater(t, st.BackgroundBound, 16)
 				}
 				require.NoError(t, <-synced)
