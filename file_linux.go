@@ -36,6 +36,7 @@ type File struct {
 	syncFd bool         // bfd is O_SYNC or O_DSYNC: every write through it waits for the disk
 	uses   atomic.Int32 // a direct File's requests to the scheduler, up to registerAfter
 	fixed  atomic.Bool  // fd is in the scheduler's registered file table (registerSoon)
+	class  sched.Class  // WithClass, set on fd and bfd (class_linux.go)
 	plain  bool         // a file the runtime polls, or known not regular: every call goes to osf (plain_linux.go)
 	kind   atomic.Int32 // kindRegular or kindOther once known, where OpenFile did not fstat (enter)
 
@@ -109,7 +110,8 @@ func OpenFile(name string, flag int, perm fs.FileMode, opts ...Option) (*File, e
 	if pf != nil || err != nil {
 		return pf, err // a FIFO, device or directory: os.File's way
 	}
-	return newFile(name, osf, s, flag, flag, 0, o.direct, st)
+	f, err := newFile(name, osf, s, flag, flag, 0, o.direct, st)
+	return withClass(f, err, o.class)
 }
 
 // fileOptions applies opts and finds the scheduler they name (the
@@ -423,6 +425,7 @@ func (f *File) Close() error {
 	if f.direct {
 		runtime.SetFinalizer(f, nil)
 	}
+	f.clearClass()
 	if f.fixed.Load() {
 		// Before the descriptor is closed: a new file given the same
 		// number must not inherit the registered slot.

@@ -39,7 +39,8 @@ func NewFile(osf *os.File, opts ...Option) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newFile(name, osf, s, fl, fl, pos, o.direct, st)
+	f, err := newFile(name, osf, s, fl, fl, pos, o.direct, st)
+	return withClass(f, err, o.class)
 }
 
 // OSFile returns a new *os.File on the same file, for code that needs one

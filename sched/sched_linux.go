@@ -69,7 +69,8 @@ type Options struct {
 	// a time, so OS threads stay bounded.
 	NoInline bool
 	// Tracer, if set, receives every system call and every request's
-	// timeline (see Tracer). Without one the scheduler reads no clocks.
+	// timeline (see Tracer). Without one the scheduler reads the clock
+	// only once per batch, for its statistics (Stats).
 	Tracer Tracer
 	// FixedBuffers is the size of the memory registered with io_uring as
 	// a fixed buffer (default 16 MiB, or 4 MiB where RLIMIT_MEMLOCK
@@ -93,6 +94,29 @@ type Options struct {
 	// queue, for tests (see FaultInjector). It needs the uring or aio
 	// backend, and turns the idle fast path off.
 	Faults FaultInjector
+
+	// SlowThreshold is how long a request may be in the kernel before
+	// it is reported as slow (OnSlow, a SlowTracer, Stats.Slow), and
+	// reported again each time its wait doubles. Default
+	// DefaultSlowThreshold (1s); negative: no detection. Not on the
+	// blocking backend, whose requests are system calls of their
+	// callers.
+	SlowThreshold time.Duration
+	// OnSlow, if set, is called with each slow-request report, on a
+	// goroutine of its own, one report at a time: it may block or log,
+	// while further reports wait (64 at most; beyond that they are
+	// dropped and counted in Stats.Slow.Dropped). Reports made before
+	// Close may arrive after it returns.
+	OnSlow func(SlowIO)
+
+	// Classes configure how requests of different classes are ordered
+	// (see Class and ClassOptions); the zero value is the default policy.
+	Classes ClassOptions
+
+	// noStats turns statistics off, and with them the clock reads they
+	// need (when there is no Tracer): for the benchmark that measures
+	// what they cost.
+	noStats bool
 }
 
 // FixedStatus says whether registered buffers and files are in use, and
@@ -153,6 +177,15 @@ type Scheduler struct {
 	noInline bool
 	tracer   Tracer
 	faults   FaultInjector // Options.Faults, for the page-cache attempts (nowait_linux.go)
+
+	// clock says requests are timed: for the statistics, or a Tracer.
+	clock   bool
+	statsOn bool
+	stats   stats      // stats_linux.go
+	classes classTable // class_linux.go
+
+	slowThreshold time.Duration // slow_linux.go; 0: off
+	slowCh        chan SlowIO   // to the reporting goroutine; nil: no one to report to
 
 	arena        *arena      // registered fixed buffers, nil when not registered
 	cache        bufferCache // freed buffers kept for reuse (cache_linux.go)
@@ -217,6 +250,11 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 		opts.Entries = defaultEntries(b)
 	}
 	s := &Scheduler{backend: b, exited: make(chan struct{}), noInline: opts.NoInline || opts.Faults != nil, tracer: opts.Tracer, faults: opts.Faults}
+	s.statsOn = !opts.noStats
+	s.clock = opts.Tracer != nil || s.statsOn
+	if b != Blocking {
+		s.startSlow(opts)
+	}
 	if opts.Faults != nil && b == Blocking {
 		return nil, errFaultsBlocking
 	}
@@ -522,10 +560,10 @@ func (s *Scheduler) do(r *request) (int, error) {
 		switch {
 		case s.backend == AIO && (r.op == OpNop || r.op == OpFallocate):
 			// AIO has no such opcodes: run them here, as os.File would.
-			blockingDo(r, s.tracer)
+			s.runInline(r)
 			c.inline = true
 		case !s.noInline && s.active.Load() == 0 && s.enterInline():
-			blockingDo(r, s.tracer)
+			s.runInline(r)
 			s.inline.Add(-1)
 			c.inline = true
 		default:
@@ -533,6 +571,22 @@ func (s *Scheduler) do(r *request) (int, error) {
 		}
 	}
 	return c.Wait()
+}
+
+// runInline runs r on its caller with blocking system calls, and records
+// it.
+func (s *Scheduler) runInline(r *request) {
+	if !s.statsOn {
+		blockingDo(r, s.tracer)
+		return
+	}
+	start := r.tEnqueue
+	if start == 0 {
+		start = Now() // no tracer: not read at enqueue
+	}
+	blockingDo(r, s.tracer)
+	s.stats.inline.Add(1)
+	s.stats.done(r, start, start, Now())
 }
 
 // maxInline is how many requests may take the idle fast path at once.
@@ -623,10 +677,13 @@ func (s *Scheduler) admit(r *request) (c Call, queue bool) {
 	if s.tracer != nil {
 		r.tEnqueue = Now()
 	}
+	if !r.classGiven {
+		r.class = s.classes.of(r.fd)
+	}
 	if s.backend == Blocking {
 		// Nothing runs asynchronously here: do it now, as os.File
 		// would, and let Wait return the result.
-		blockingDo(r, s.tracer)
+		s.runInline(r)
 		return Call{s: s, r: r, inline: true}, false
 	}
 	return Call{s: s, r: r}, true
@@ -644,6 +701,8 @@ type Batch struct {
 	first, last *request // oldest first, linked by next
 	n           int
 	wait        *batchWait // for WaitAll; made on first use, then reused
+	class       Class
+	classGiven  bool // SetClass was called
 }
 
 // Batch returns an empty Batch for s.
@@ -653,6 +712,7 @@ func (s *Scheduler) Batch() Batch { return Batch{s: s} }
 func (b *Batch) StartReadAt(fd int, p []byte, off int64) Call {
 	r := getRequest()
 	r.op, r.fd, r.buf, r.off = OpRead, int32(fd), p, off
+	r.class, r.classGiven = b.class, b.classGiven
 	c, queue := b.s.admit(r)
 	if queue {
 		if b.wait == nil {
