@@ -22,6 +22,7 @@ type config struct {
 	duration  time.Duration
 	durSet    bool          // -duration given: presets use it instead of their own
 	bsSet     bool          // -bs given: the wal preset's record sizes
+	gsSet     bool          // -goroutines given: the slowdisk preset's counts
 	rounds    int           // each row's measured time is split over this many alternating rounds
 	warmup    time.Duration // unmeasured run before the first round
 	custom    bool          // workload flags given without -preset: run the flag matrix
@@ -109,6 +110,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		if f.Name == "bs" {
 			c.bsSet = true
 		}
+		c.gsSet = c.gsSet || f.Name == "goroutines"
 		if workloadFlags[f.Name] {
 			c.custom = true
 		}

@@ -43,6 +43,9 @@
 //	-preset uring-write     std / uring / uring-fixed x plain, fsync, O_DIRECT|O_DSYNC, fallocate
 //	-preset latency-model   t(n) = tq + tp*n fit, read-ahead detection, recommended buffer and depth
 //	-preset fsync           fdatasync per write vs none vs O_DSYNC vs group commit
+//	-preset slowdisk        12,000 goroutines reading 4 KiB each from a disk throttled to 200 IOPS:
+//	                        os.File dies at the runtime's 10,000-thread limit, diskio finishes
+//	                        (root: a loop device throttled with the cgroup v1 blkio controller)
 //
 // Flags in the spirit of fio select a custom matrix instead: -rw
 // (randread, randwrite, read, write, mixed with -mix), -bs, -goroutines,
@@ -87,6 +90,7 @@ import (
 func main() {
 	crash.MaybeChild() // the crash mode's child is this binary, re-executed
 	maybeRunChild()    // so is each measurement (see isolate.go)
+	slowdiskChild()    // and each side of -preset slowdisk
 	fl := &files{}
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
@@ -121,6 +125,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, fl *files
 	c, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if c.preset == "slowdisk" { // a disk of its own, no test file here
+		return runSlowdisk(ctx, c, args, stdout, stderr, fl)
 	}
 	rep := &Report{Preset: c.preset, Command: "testbench " + strings.Join(args, " "), GoVersion: runtime.Version(),
 		GOMAXPROCS: runtime.GOMAXPROCS(0), Dir: c.dir, Rounds: c.rounds}
