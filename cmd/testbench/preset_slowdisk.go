@@ -113,8 +113,13 @@ type slowRow struct {
 	// DiskReads: the reads the child's cgroup sent to the device by the
 	// time it ended (blkio.throttle.io_serviced, which counts a request
 	// as it enters the throttle, held back or not).
-	DiskReads   int64         `json:"disk_reads"`
-	Elapsed     time.Duration `json:"elapsed_ns"`
+	DiskReads int64         `json:"disk_reads"`
+	Elapsed   time.Duration `json:"elapsed_ns"`
+	// LastReport: when the child last reported (Reads is what it counted
+	// then). A child that dies has no final report: its reporter is one
+	// goroutine among thousands waiting for a P, so Reads is a lower bound.
+	LastReport  time.Duration `json:"last_report_ns"`
+	Final       bool          `json:"final_report"`
 	PeakThreads int           `json:"os_threads_peak"`
 	// Outcome: "finished", "stopped after 10s" (a fixed-time setting),
 	// the runtime's fatal error, or why the child was killed.
@@ -182,6 +187,7 @@ func runSlowdisk(ctx context.Context, c *config, args []string, stdout, stderr i
 		Kernel: kernelRelease(), TimeoutSec: timeout.Seconds()}
 	fmt.Fprintf(info, "Go %s, GOMAXPROCS %d, Linux %s\n", rep.GoVersion, runtime.GOMAXPROCS(0), rep.Kernel)
 	fmt.Fprintf(info, "making the slow disk: a %s ext4 filesystem on a loop device (backing file in %s) ...\n", sizeName(slowBackingSize), c.dir)
+	made := time.Now()
 	d, err := newSlowDisk(c.dir, fl)
 	if err != nil {
 		return err
@@ -192,8 +198,8 @@ func runSlowdisk(ctx context.Context, c *config, args []string, stdout, stderr i
 		}
 	}()
 	rep.Disk = d.info()
-	fmt.Fprintf(info, "%s (%s), direct I/O to its backing file: %v; %s of random data in %s, evicted before each child\n",
-		d.loop, d.dev, d.directIO, sizeName(d.size), d.path)
+	fmt.Fprintf(info, "%s (%s), direct I/O to its backing file: %v; %s of random data in %s, evicted before each child (made in %v)\n",
+		d.loop, d.dev, d.directIO, sizeName(d.size), d.path, time.Since(made).Round(100*time.Millisecond))
 	fmt.Fprintf(info, "each side in a child process in a blkio cgroup of its own; children are killed after %v\n\n", timeout)
 	for _, s := range slowSettings(c) {
 		for _, side := range s.sides() {
@@ -202,6 +208,7 @@ func runSlowdisk(ctx context.Context, c *config, args []string, stdout, stderr i
 				what += fmt.Sprintf(" for %v", s.For)
 			}
 			fmt.Fprintf(stderr, "slowdisk: %s ...\n", what)
+			t0 := time.Now()
 			r := d.run(ctx, s, side, timeout)
 			if err := ctx.Err(); err != nil {
 				return err
@@ -209,7 +216,8 @@ func runSlowdisk(ctx context.Context, c *config, args []string, stdout, stderr i
 			if r.Error != "" {
 				fmt.Fprintf(stderr, "slowdisk: %s: %s\n", what, r.Error)
 			} else {
-				fmt.Fprintf(stderr, "slowdisk: %s: %s, %d reads in %v, %d OS threads at most\n", what, r.Outcome, r.Reads, r.Elapsed.Round(10*time.Millisecond), r.PeakThreads)
+				fmt.Fprintf(stderr, "slowdisk: %s: %s, %d reads in %v, %d OS threads at most (%v with the eviction before and the cgroup's removal after)\n",
+					what, r.Outcome, r.Reads, r.Elapsed.Round(10*time.Millisecond), r.PeakThreads, time.Since(t0).Round(10*time.Millisecond))
 			}
 			rep.Rows = append(rep.Rows, r)
 		}
@@ -238,8 +246,13 @@ func printSlowdisk(w io.Writer, rep *slowReport) {
 	}
 	tw.Flush()
 	for _, r := range rep.Rows {
-		if len(r.StderrHead) > 0 && r.Outcome != "finished" {
-			fmt.Fprintf(w, "\n%s, %d goroutines (%s), stderr:\n", r.Side, r.Goroutines, r.ExitStatus)
+		if r.Error != "" || r.Final {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s, %d goroutines (%s): reads done is a lower bound, the count at the child's last report (%.2f s after the start; its reporter is a goroutine waiting for a P among the others)\n",
+			r.Side, r.Goroutines, r.ExitStatus, r.LastReport.Seconds())
+		if len(r.StderrHead) > 0 {
+			fmt.Fprintln(w, "stderr:")
 			for _, l := range r.StderrHead {
 				fmt.Fprintf(w, "    %s\n", l)
 			}
@@ -510,6 +523,7 @@ type slowProgress struct {
 	Errors      int64         // of them, failed
 	FirstError  string        `json:",omitempty"`
 	Elapsed     time.Duration // since the start signal; the last read's completion once all are done
+	Since       time.Duration // since the start signal
 	Threads     int
 	PeakThreads int
 	Final       bool
@@ -626,6 +640,7 @@ func runSlowChild(ctx context.Context, spec slowSpec, t *throttle, timeout time.
 	p := last
 	lastMu.Unlock()
 	r.Reads, r.ReadErrors, r.PeakThreads, r.Elapsed = p.Done, p.Errors, max(p.PeakThreads, <-outside), p.Elapsed
+	r.LastReport, r.Final = p.Since, p.Final
 	r.StderrHead = errOut.paragraph(12)
 	r.ExitStatus = "exit status 0"
 	if waitErr != nil {
@@ -840,7 +855,8 @@ func slowRead(s slowSpec) error {
 	report := func(final bool) {
 		th := bench.Threads()
 		peak = max(peak, th)
-		p := slowProgress{Done: done.Load(), Errors: failed.Load(), Elapsed: time.Since(start), Threads: th, PeakThreads: peak, Final: final}
+		now := time.Since(start)
+		p := slowProgress{Done: done.Load(), Errors: failed.Load(), Elapsed: now, Since: now, Threads: th, PeakThreads: peak, Final: final}
 		if at := doneAt.Load(); at > 0 {
 			p.Elapsed = time.Duration(at)
 		}
