@@ -22,6 +22,7 @@ type config struct {
 	duration  time.Duration
 	durSet    bool          // -duration given: presets use it instead of their own
 	bsSet     bool          // -bs given: the wal preset's record sizes
+	gsSet     bool          // -goroutines given: the slowdisk preset's counts
 	rounds    int           // each row's measured time is split over this many alternating rounds
 	roundsSet bool          // -rounds given: the dropin preset's default (3) does not apply
 	workloads []string      // dropin: the rows to run (-workloads)
@@ -117,6 +118,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		if f.Name == "rounds" {
 			c.roundsSet = true
 		}
+		c.gsSet = c.gsSet || f.Name == "goroutines"
 		if workloadFlags[f.Name] {
 			c.custom = true
 		}

@@ -52,6 +52,9 @@
 //	                        3 rounds after a warm-up round, ratios, peak threads, a check of each row
 //	                        against the targets, and the table as markdown; -workloads selects rows
 //	                        (-workloads list names them), -scale multiplies the untimed ones' work
+//	-preset slowdisk        12,000 goroutines reading 4 KiB each from a disk throttled to 200 IOPS:
+//	                        os.File dies at the runtime's 10,000-thread limit, diskio finishes
+//	                        (root: a loop device throttled with the cgroup v1 blkio controller)
 //
 // Flags in the spirit of fio select a custom matrix instead: -rw
 // (randread, randwrite, read, write, mixed with -mix), -bs, -goroutines,
@@ -96,6 +99,7 @@ import (
 func main() {
 	crash.MaybeChild() // the crash mode's child is this binary, re-executed
 	maybeRunChild()    // so is each measurement (see isolate.go)
+	slowdiskChild()    // and each side of -preset slowdisk
 	fl := &files{}
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
@@ -130,6 +134,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, fl *files
 	c, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if c.preset == "slowdisk" { // a disk of its own, no test file here
+		return runSlowdisk(ctx, c, args, stdout, stderr, fl)
 	}
 	if c.preset == "dropin" {
 		if done, err := dropinFlags(c, stdout); done || err != nil {

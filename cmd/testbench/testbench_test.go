@@ -27,6 +27,7 @@ import (
 func TestMain(m *testing.M) {
 	crash.MaybeChild() // the crash mode re-executes this binary
 	maybeRunChild()    // and so does every isolated run
+	slowdiskChild()    // and the slowdisk preset (TestSlowdisk)
 	os.Exit(m.Run())
 }
 
@@ -80,6 +81,8 @@ func TestPresets(t *testing.T) {
 			args := []string{"-preset", p, "-json"}
 			rounds := 2
 			switch p {
+			case "slowdisk":
+				t.Skip("a disk of its own: TestSlowdisk")
 			case "default":
 			case "dropin": // a hundredth of the work: every row, one round
 				args = append(args, "-rounds", "1", "-scale", "0.01")
