@@ -12,7 +12,7 @@ import (
 	"github.com/diskio-go/diskio/sched"
 )
 
-// The page-cache path of buffered files (PageCache, or DirectAuto where
+// The page-cache path of buffered files (PageCache, or Direct where
 // O_DIRECT is refused). A read first copies what the page cache holds on
 // the caller's goroutine with preadv2(RWF_NOWAIT), which never waits for
 // the disk, so a hit costs about what os.File's pread costs and no thread
@@ -33,8 +33,35 @@ type pageCache struct {
 	skipped atomic.Uint32 // reads sent straight to the scheduler while cold
 	noWrite atomic.Bool
 
+	// sizeHint is the file's size as the File last knew it: fstat at
+	// open, then the ends of its own writes and its truncations. Another
+	// descriptor may have changed the size since: the hint only chooses
+	// where a write runs (readFreeHint), never what it does.
+	sizeHint atomic.Int64
+
+	// wmu lets one write at a time run on its caller's thread: the
+	// kernel serialises buffered writes of an inode (i_rwsem) anyway, so
+	// the writers that would wait there wait here instead, parked
+	// goroutines rather than blocked threads. It guards wStart and wEnd,
+	// the range the last such write covered: its pages are cached.
+	wmu          sync.Mutex
+	wStart, wEnd int64
+
 	mu                      sync.Mutex
 	readReason, writeReason string
+}
+
+// sizeUnknown is the size hint of a File that has not learnt its size.
+const sizeUnknown = 1<<63 - 1
+
+// grow raises the size hint to end.
+func (c *pageCache) grow(end int64) {
+	for {
+		old := c.sizeHint.Load()
+		if end <= old || c.sizeHint.CompareAndSwap(old, end) {
+			return
+		}
+	}
 }
 
 // Nowait reports whether reads and writes first try the page cache on the
@@ -140,7 +167,23 @@ const coldProbe = 8
 // writeCached writes b at off to a buffered file: what the page cache
 // takes at once on the caller's goroutine, the rest through the
 // scheduler. rwf are WriteAtFlags' flags.
+//
+// Where the filesystem takes RWF_NOWAIT writes (xfs, btrfs), one
+// pwritev2 says whether the write could be made without waiting. Where
+// it refuses them (ext4), a write that needs no page read from the disk
+// is a copy into the page cache, made on the caller as os.File makes it,
+// with one system call as os.File's: that is a write whose partial pages
+// at either end are ones the last such write left (cached) or lie past
+// the file's size (zero-filled), as the File's own hints say without
+// asking the kernel (readFreeHint); failing that, cachestat and statx ask
+// (readFree). Any other write, or one larger than maxInlineWrite, goes to
+// the scheduler, whose io_uring worker takes the wait.
 func (f *File) writeCached(b []byte, off int64, rwf uint32) (int, error) {
+	if f.pc.noWrite.Load() {
+		if n, ok, err := f.writeInline(b, off, rwf); ok {
+			return n, err
+		}
+	}
 	done := 0
 	for rwf&(unix.RWF_DSYNC|unix.RWF_SYNC) == 0 && !f.pc.noWrite.Load() && done < len(b) {
 		n, err := f.s.WriteAtNowait(f.fd, b[done:], off+int64(done), rwf)
@@ -161,22 +204,76 @@ func (f *File) writeCached(b []byte, off int64, rwf uint32) (int, error) {
 		return done, err
 	}
 	if done == len(b) {
+		f.pc.grow(off + int64(done))
 		return done, nil
 	}
-	if rest := len(b) - done; rwf == 0 && inlineWrites && !f.syncFd && rest <= maxInlineWrite &&
-		f.readFree(off+int64(done), rest) {
-		// The page cache refuses to say it would not wait (ext4 takes no
-		// RWF_NOWAIT buffered writes), but nothing is there to read: the
-		// write is a copy, made on the caller as os.File makes it,
-		// instead of a trip through an io_uring worker.
-		n, err := pwriteAll(f.fd, b[done:], off+int64(done), 0)
-		done += n
-		if err != io.ErrShortWrite {
-			return done, err
+	if done == 0 && f.pc.noWrite.Load() {
+		// Refused just now (the first write on ext4).
+		if n, ok, err := f.writeInline(b, off, rwf); ok {
+			return n, err
 		}
 	}
 	n, err := f.s.WriteAtFlags(f.fd, b[done:], off+int64(done), rwf)
+	f.pc.grow(off + int64(done+n))
 	return done + n, err
+}
+
+// writeInline makes writeCached's write on the caller's thread if it
+// reads nothing from the disk (ok), else leaves it to the caller (!ok).
+func (f *File) writeInline(b []byte, off int64, rwf uint32) (n int, ok bool, err error) {
+	if rwf != 0 || !inlineWrites || f.syncFd || len(b) > maxInlineWrite {
+		return 0, false, nil
+	}
+	f.pc.wmu.Lock()
+	if !f.readFreeHint(off, len(b)) && !f.readFree(off, len(b)) {
+		f.pc.wmu.Unlock()
+		return 0, false, nil
+	}
+	n, err = f.s.WriteAtInline(f.fd, b, off, 0)
+	if n > 0 {
+		f.pc.wStart, f.pc.wEnd = off, off+int64(n)
+		f.pc.grow(off + int64(n))
+	}
+	f.pc.wmu.Unlock()
+	if err != io.ErrShortWrite {
+		return n, true, inlineErr(sched.OpWrite, off, len(b), err)
+	}
+	// Stopped short: the scheduler's write says why.
+	m, err := f.s.WriteAtFlags(f.fd, b[n:], off+int64(n), rwf)
+	f.pc.grow(off + int64(n+m))
+	return n + m, true, err
+}
+
+// inlineErr is a kernel's failure of a read or write made on the
+// caller's thread, in the scheduler's terms, so that the caller reports
+// it as it reports the scheduler's (an *IOError naming the range).
+func inlineErr(op sched.Op, off int64, n int, err error) error {
+	if errno, ok := err.(unix.Errno); ok {
+		return &sched.IOError{Op: op, Off: off, Len: n, Err: errno}
+	}
+	return err
+}
+
+// readFreeHint reports, from the File's own hints and without a system
+// call, that a write of [off, off+n) reads nothing from the disk: each
+// page it covers only in part lies past the size the File knows, or in
+// the range the last inline write covered (so it is cached). false means
+// only that the hints cannot tell. The caller holds f.pc.wmu.
+func (f *File) readFreeHint(off int64, n int) bool {
+	end := off + int64(n)
+	size := f.pc.sizeHint.Load()
+	ws, we := f.pageDown(f.pc.wStart), f.pc.wEnd
+	if off%f.page != 0 {
+		if p := f.pageDown(off); p < size && (p < ws || p >= we) {
+			return false
+		}
+	}
+	if end%f.page != 0 {
+		if p := f.pageDown(end); p < size && (p < ws || p >= we) {
+			return false
+		}
+	}
+	return true
 }
 
 // maxInlineWrite is the most writeCached copies on the caller's thread
@@ -211,6 +308,7 @@ func (f *File) readFree(off int64, n int) bool {
 			if size, err = sizeOf(f.fd); err != nil {
 				return false
 			}
+			f.pc.sizeHint.Store(size)
 		}
 		if p < size {
 			return false

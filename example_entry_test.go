@@ -29,7 +29,7 @@ func ExampleOpenFile() {
 	defer done()
 
 	f, err := diskio.OpenFile(filepath.Join(dir, "table.db"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644,
-		diskio.WithDirect(diskio.DirectAuto)) // O_DIRECT where the filesystem allows
+		diskio.WithDirect(diskio.Direct)) // O_DIRECT where the filesystem allows
 	if err != nil {
 		log.Fatal(err)
 	}

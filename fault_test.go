@@ -138,7 +138,7 @@ func TestFaultsFileErrorsReachCaller(t *testing.T) {
 	}}
 	s := faultSched(t, in)
 	path := filepath.Join(t.TempDir(), "errs")
-	f := openWith(t, path, os.O_RDWR|os.O_CREATE, WithScheduler(s))
+	f := openWith(t, path, os.O_RDWR|os.O_CREATE, WithScheduler(s), WithDirect(Direct))
 	const n = 16
 	within(t, 20*time.Second, func() {
 		var wg sync.WaitGroup

@@ -31,18 +31,19 @@ type File struct {
 	block  int64 // offset and length alignment with O_DIRECT
 	page   int64 // the page cache's unit (at least block): buffered and direct I/O never share one in flight
 	mem    uintptr
-	acc    int  // O_RDONLY, O_WRONLY or O_RDWR, as the caller opened it
-	append bool // O_APPEND: every Write is the kernel's append (RWF_APPEND on bfd)
-	syncFd bool // bfd is O_SYNC or O_DSYNC: every write through it waits for the disk
-	fixed  bool // fd is in the scheduler's registered file table
-	plain  bool // not a regular file: every call goes to osf (plain_linux.go)
+	acc    int          // O_RDONLY, O_WRONLY or O_RDWR, as the caller opened it
+	append bool         // O_APPEND: every Write is the kernel's append (RWF_APPEND on bfd)
+	syncFd bool         // bfd is O_SYNC or O_DSYNC: every write through it waits for the disk
+	uses   atomic.Int32 // a direct File's requests to the scheduler, up to registerAfter
+	fixed  atomic.Bool  // fd is in the scheduler's registered file table (registerSoon)
+	plain  bool         // a file the runtime polls, or known not regular: every call goes to osf (plain_linux.go)
+	kind   atomic.Int32 // kindRegular or kindOther once known, where OpenFile did not fstat (plainCheck)
 
 	// refs is the fdMutex-style count of calls in progress; refClosed
 	// marks Close. Close waits for the count to drain before it touches
 	// the descriptor, so in-flight I/O never meets a closed or reused fd.
-	refs      atomic.Int64
-	drained   chan struct{}
-	drainOnce sync.Once // late callers also bring the count back to refClosed
+	refs   atomic.Int64
+	drainL drainLatch // Close waits on it when calls were in progress
 
 	// mu guards the cursor and the file's state after the last durable
 	// write (durStamp).
@@ -86,8 +87,11 @@ func Create(name string) (*File, error) {
 }
 
 // OpenFile opens the named file with the flags and permissions of
-// os.OpenFile (which does the opening, so errors are exactly its errors),
-// then switches the descriptor to O_DIRECT where the filesystem allows.
+// os.OpenFile (which does the opening, so errors are exactly its errors).
+// With the default options the file uses the page cache, and opening it
+// costs one fstat more than os.OpenFile: nothing waits for the scheduler.
+// With WithDirect(Direct) it also gets a second, O_DIRECT descriptor
+// where the filesystem allows.
 func OpenFile(name string, flag int, perm fs.FileMode, opts ...Option) (*File, error) {
 	o, s, err := fileOptions(name, opts)
 	if err != nil {
@@ -98,21 +102,17 @@ func OpenFile(name string, flag int, perm fs.FileMode, opts ...Option) (*File, e
 	if err != nil {
 		return nil, err
 	}
-	if pf, err := plainFile(name, osf); pf != nil || err != nil {
+	st, pf, err := plainFile(name, osf, o.direct != PageCache)
+	if pf != nil || err != nil {
 		return pf, err // a FIFO, device or directory: os.File's way
 	}
-	return newFile(name, osf, s, flag, 0, o.direct)
+	return newFile(name, osf, s, flag, flag, 0, o.direct, st)
 }
 
 // fileOptions applies opts and finds the scheduler they name (the
 // default one if none).
 func fileOptions(name string, opts []Option) (options, *sched.Scheduler, error) {
-	var o options
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
+	o := applyOptions(opts)
 	s := o.sched
 	if s == nil {
 		var err error
@@ -123,9 +123,11 @@ func fileOptions(name string, opts []Option) (options, *sched.Scheduler, error) 
 	return o, s, nil
 }
 
-// newFile makes the File for osf, a regular file opened with flag, its
-// cursor at pos; it owns osf from then on, and closes it on failure.
-func newFile(name string, osf *os.File, s *sched.Scheduler, flag int, pos int64, mode DirectMode) (*File, error) {
+// newFile makes the File for osf, a regular file opened with flag (fl
+// is its status flags as F_GETFL gives them, or as far as they matter:
+// O_SYNC, O_DSYNC, O_APPEND) and whose fstat is st, its cursor at pos; it
+// owns osf from then on, and closes it on failure.
+func newFile(name string, osf *os.File, s *sched.Scheduler, flag, fl int, pos int64, mode DirectMode, st *unix.Stat_t) (*File, error) {
 	f := &File{
 		name:     name,
 		osf:      osf,
@@ -135,21 +137,23 @@ func newFile(name string, osf *os.File, s *sched.Scheduler, flag int, pos int64,
 		acc:      flag & unix.O_ACCMODE,
 		append:   flag&os.O_APPEND != 0,
 		pos:      pos,
-		drained:  make(chan struct{}),
 		edgeRA:   -edgeWindow, // nothing asked yet
 		smallEnd: -1,
 	}
-	if err := f.setup(mode); err != nil {
+	if err := f.setup(mode, fl, st); err != nil {
 		if f.fd != f.bfd {
 			unix.Close(f.fd)
 		}
 		osf.Close()
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	// A File dropped without Close must still leave the registered file
-	// table before its descriptor is closed and its number reused (the
-	// os.File's own finalizer runs only after this one).
-	runtime.SetFinalizer(f, (*File).Close)
+	if f.direct {
+		// A direct File dropped without Close must close its second
+		// descriptor, and leave the registered file table before that
+		// (registerSoon): the os.File's own finalizer runs after this
+		// one. A page-cache File has nothing but the os.File's.
+		runtime.SetFinalizer(f, (*File).Close)
+	}
 	return f, nil
 }
 
@@ -158,19 +162,22 @@ func newFile(name string, osf *os.File, s *sched.Scheduler, flag int, pos int64,
 // permissions allow) for reads and whole-block writes, while the caller's
 // own descriptor stays as opened, buffered and with its O_APPEND: the
 // partial pages of writes go through it. It learns the alignment.
-func (f *File) setup(mode DirectMode) error {
-	fl, err := unix.FcntlInt(uintptr(f.bfd), unix.F_GETFL, 0)
-	if err != nil {
-		return err
+func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
+	regular := st != nil && st.Mode&unix.S_IFMT == unix.S_IFREG
+	if regular {
+		f.kind.Store(kindRegular)
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(f.bfd, &st); err != nil {
-		return err
+	switch {
+	case st != nil:
+		f.pc.sizeHint.Store(st.Size)
+	case f.acc != os.O_RDONLY && fl&os.O_TRUNC != 0:
+		f.pc.sizeHint.Store(0)
+	default:
+		f.pc.sizeHint.Store(sizeUnknown) // readFree learns it
 	}
-	regular := st.Mode&unix.S_IFMT == unix.S_IFREG
 	f.syncFd = fl&(unix.O_SYNC|unix.O_DSYNC) != 0
 	f.page = int64(os.Getpagesize()) // a direct File's may be larger (below)
-	if mode != DirectOff && regular {
+	if mode != PageCache && regular {
 		acc := unix.O_RDWR
 		if f.acc == os.O_RDONLY {
 			acc = unix.O_RDONLY
@@ -216,10 +223,27 @@ func (f *File) setup(mode DirectMode) error {
 		f.pc.refuse(&f.pc.noWrite, &f.pc.writeReason, "opened with O_SYNC or O_DSYNC")
 	}
 	f.dur.init()
-	if f.s.RegisterFile(f.fd) == nil {
-		f.fixed = true
-	}
 	return nil
+}
+
+// registerAfter is how many requests a direct File sends to the scheduler
+// before it registers its descriptor in the ring's file table: enough that
+// a file read or written a few times never waits for the round trip (nor
+// its Close for the one that unregisters), few enough that a busy file
+// saves the kernel's per-request file lookup almost at once.
+const registerAfter = 64
+
+// registerSoon counts a request of a direct File's on its way to the
+// scheduler; the registerAfter-th registers the File's descriptor. The
+// caller holds a reference, so Close, which unregisters a registered
+// descriptor, sees f.fixed settled.
+func (f *File) registerSoon() {
+	if f.uses.Load() >= registerAfter || f.uses.Add(1) != registerAfter {
+		return
+	}
+	if f.s.RegisterFile(f.fd) == nil {
+		f.fixed.Store(true)
+	}
 }
 
 // Name returns the name the file was opened with.
@@ -279,7 +303,42 @@ func (f *File) release() {
 	}
 }
 
-func (f *File) drain() { f.drainOnce.Do(func() { close(f.drained) }) }
+func (f *File) drain() { f.drainL.open() }
+
+// drainLatch is what Close waits on while calls are in progress: a
+// channel made only when Close has to wait, closed once.
+type drainLatch struct {
+	mu     sync.Mutex
+	ch     chan struct{}
+	opened bool
+}
+
+// open releases the waiter, now or when it comes; more calls do nothing.
+func (l *drainLatch) open() {
+	l.mu.Lock()
+	if !l.opened {
+		l.opened = true
+		if l.ch != nil {
+			close(l.ch)
+		}
+	}
+	l.mu.Unlock()
+}
+
+// wait returns once open has been called.
+func (l *drainLatch) wait() {
+	l.mu.Lock()
+	if l.opened {
+		l.mu.Unlock()
+		return
+	}
+	if l.ch == nil {
+		l.ch = make(chan struct{})
+	}
+	ch := l.ch
+	l.mu.Unlock()
+	<-ch
+}
 
 func (f *File) pathErr(op string, err error) error {
 	if err == nil || err == io.EOF {
@@ -302,7 +361,7 @@ func (f *File) pathErrAt(op string, off int64, n int, err error) error {
 		return err // before errors.As, whose target would escape: no allocation per read
 	}
 	var ioe *sched.IOError
-	if errors.As(err, &ioe) {
+	if errors.As(err, &ioe) && ioe.Err != unix.EISDIR { // a directory: not a failure at a range
 		return &IOError{PathError: fs.PathError{Op: op, Path: f.name, Err: ioe.Err}, Off: off, Len: n, Request: ioe}
 	}
 	return f.pathErr(op, err)
@@ -322,15 +381,17 @@ func (f *File) Close() error {
 		}
 		if f.refs.CompareAndSwap(old, old|refClosed) {
 			if old == 0 {
-				f.drainOnce.Do(func() { close(f.drained) })
+				f.drain()
 			}
 			break
 		}
 	}
 	f.streams.end()
-	<-f.drained
-	runtime.SetFinalizer(f, nil)
-	if f.fixed {
+	f.drainL.wait()
+	if f.direct {
+		runtime.SetFinalizer(f, nil)
+	}
+	if f.fixed.Load() {
 		// Before the descriptor is closed: a new file given the same
 		// number must not inherit the registered slot.
 		f.s.UnregisterFile(f.fd)

@@ -36,14 +36,9 @@ func Create(name string) (*File, error) {
 //
 // Direct I/O is not available on this system: WithDirect(DirectRequired)
 // makes OpenFile fail with a *fs.PathError wrapping errors.ErrUnsupported;
-// DirectAuto and DirectOff open the file buffered.
+// PageCache and Direct open the file buffered.
 func OpenFile(name string, flag int, perm fs.FileMode, opts ...Option) (*File, error) {
-	var o options
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
+	o := applyOptions(opts)
 	if o.direct == DirectRequired {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.ErrUnsupported}
 	}

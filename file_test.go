@@ -41,12 +41,12 @@ func randomBytes(n int, seed byte) []byte {
 	return b
 }
 
-// openModes are the ways the tests open files: the default (O_DIRECT on
-// ext4, xfs, ...), O_DIRECT required, and buffered.
+// openModes are the ways the tests open files: the default (the page
+// cache), O_DIRECT where allowed (ext4, xfs, ...), and O_DIRECT required.
 var openModes = []struct {
 	name string
 	mode DirectMode
-}{{"auto", DirectAuto}, {"direct", DirectRequired}, {"buffered", DirectOff}}
+}{{"buffered", PageCache}, {"auto", Direct}, {"direct", DirectRequired}}
 
 func openForTest(t *testing.T, name string, flag int, mode DirectMode) *File {
 	t.Helper()
@@ -58,7 +58,7 @@ func openForTest(t *testing.T, name string, flag int, mode DirectMode) *File {
 	switch mode {
 	case DirectRequired:
 		require.True(t, f.Direct())
-	case DirectOff:
+	case PageCache:
 		require.False(t, f.Direct())
 	}
 	return f
@@ -481,7 +481,7 @@ func TestReadAtZeroAllocs(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "f")
 	require.NoError(t, os.WriteFile(path, randomBytes(1<<20, 7), 0o644))
-	f, err := Open(path)
+	f, err := OpenFile(path, os.O_RDONLY, 0, WithDirect(Direct))
 	require.NoError(t, err)
 	defer f.Close()
 	require.True(t, f.Direct())
@@ -498,4 +498,19 @@ func TestReadAtZeroAllocs(t *testing.T) {
 	})
 	require.Zero(t, aligned, "aligned ReadAt")
 	require.Zero(t, unaligned, "unaligned ReadAt")
+
+	// The default, page-cache File: hits on the caller, Read and Write.
+	p, err := OpenFile(path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer p.Close()
+	require.False(t, p.Direct())
+	for name, fn := range map[string]func(){
+		"ReadAt":  func() { _, err = p.ReadAt(buf[1:101], 8193) },
+		"Read":    func() { _, err = p.Read(buf[:100]) },
+		"Write":   func() { _, err = p.Write(buf[:100]) },
+		"WriteAt": func() { _, err = p.WriteAt(buf[:100], 300) },
+	} {
+		require.Zero(t, testing.AllocsPerRun(500, fn), "page cache %s", name)
+		require.NoError(t, err, name)
+	}
 }

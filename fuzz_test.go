@@ -63,6 +63,17 @@ func openDiskioDiff(name string, flag int, perm fs.FileMode, direct DirectMode) 
 	return f, nil
 }
 
+// openDiskioDiffOther is openDiskioDiff in the other mode: Direct for
+// PageCache, PageCache for Direct.
+func openDiskioDiffOther(name string, flag int, perm fs.FileMode, direct DirectMode) (diffFile, error) {
+	if direct == PageCache {
+		direct = Direct
+	} else {
+		direct = PageCache
+	}
+	return openDiskioDiff(name, flag, perm, direct)
+}
+
 func openOSDiff(name string, flag int, perm fs.FileMode, _ DirectMode) (diffFile, error) {
 	f, err := os.OpenFile(name, flag, perm)
 	if err != nil {
@@ -239,8 +250,8 @@ func (s diffSetup) String() string {
 		pre = "no file"
 	}
 	d := ""
-	if s.direct == DirectOff {
-		d = " WithDirect(DirectOff)"
+	if s.direct == Direct {
+		d = " WithDirect(Direct)"
 	}
 	return fmt.Sprintf("OpenFile(%s)%s over %s", flagName(s.flag), d, pre)
 }
@@ -330,7 +341,7 @@ func (r *byteReader) u8() byte {
 
 // decodeDiff decodes a fuzz input: byte 0 chooses the flags (bits 0-1 the
 // access mode of accessModes, bit 2 O_TRUNC, bit 3 O_APPEND, bits 4-5 both
-// set DirectOff, bit 6 no file and O_CREATE|O_EXCL), byte 1 the content
+// set Direct, bit 6 no file and O_CREATE|O_EXCL), byte 1 the content
 // size (prefillSizes), then each operation is a byte (low 4 bits the
 // operation, high 4 the buffer shift; Close only with shift 0 or 1, Read
 // otherwise) and its arguments.
@@ -345,7 +356,7 @@ func decodeDiff(data []byte) (diffSetup, []diffOp) {
 		s.flag |= os.O_APPEND
 	}
 	if b0&0x30 == 0x30 {
-		s.direct = DirectOff
+		s.direct = Direct
 	}
 	if b0&0x40 != 0 {
 		s.prefill = -1
@@ -758,6 +769,9 @@ func firstDiff(a, b []byte) int {
 func FuzzDifferential(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		require.NoError(t, runDifferential(t.TempDir(), data, openDiskioDiff, openOSDiff))
+		// The same sequence in the other mode: the page cache (the
+		// default) and O_DIRECT both keep os.File's contract.
+		require.NoError(t, runDifferential(t.TempDir(), data, openDiskioDiffOther, openOSDiff))
 	})
 }
 
@@ -1039,7 +1053,7 @@ func sSeekCur() diffOp                   { return sSeek(0, io.SeekCurrent) }
 func sSync() diffOp                      { return sOp(opSync) }
 
 // Flag bytes (byte 0): accessModes index, +4 O_TRUNC, +8 O_APPEND,
-// +0x30 DirectOff, +0x40 new file with O_CREATE|O_EXCL.
+// +0x30 Direct, +0x40 new file with O_CREATE|O_EXCL.
 const (
 	fRDWR   = 0
 	fAPPEND = 1 // O_RDWR|O_APPEND

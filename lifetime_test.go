@@ -32,7 +32,7 @@ func rssBytes(t *testing.T) int64 {
 func TestDroppedBuffersReturned(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "f")
 	require.NoError(t, os.WriteFile(path, randomBytes(1<<20, 1), 0o644))
-	f, err := Open(path)
+	f, err := OpenFile(path, os.O_RDONLY, 0, WithDirect(Direct))
 	require.NoError(t, err)
 	defer f.Close()
 	require.True(t, f.Direct())
@@ -188,7 +188,7 @@ func TestPlainExtras(t *testing.T) {
 // and neither its Close nor its finalizer touches the File's descriptor.
 func TestOSFileIsIndependent(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "f")
-	f, err := Create(path)
+	f, err := OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644, WithDirect(Direct))
 	require.NoError(t, err)
 	defer f.Close()
 	require.True(t, f.Direct())

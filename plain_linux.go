@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,14 +21,32 @@ import (
 // already does each of these right, so every call goes to it, and the
 // results, errors included, are exactly os.File's.
 
-// plainFile returns a plain File for osf when osf is not a regular file,
-// or nil when it is (or when Stat fails: the regular path reports that).
-func plainFile(name string, osf *os.File) (*File, error) {
-	fi, err := osf.Stat()
-	if err != nil || fi.Mode().IsRegular() {
-		return nil, nil
+// plainFile returns a plain File for osf when osf is a file the runtime
+// polls (a FIFO, a pipe, a terminal, a socket: SetReadDeadline takes a
+// deadline, which costs no system call; it keeps its non-blocking mode).
+// Otherwise, if stat, it asks fstat and returns a plain File for anything
+// but a regular file, or the fstat for a regular one. Without stat (a
+// page-cache File, whose open costs no system call more than
+// os.OpenFile's) a directory or device is not told apart from a regular
+// file: the kernel gives its calls os.File's results (EISDIR for a
+// directory's reads; a device's own reads, writes and offsets).
+func plainFile(name string, osf *os.File, stat bool) (*unix.Stat_t, *File, error) {
+	if osf.SetReadDeadline(time.Time{}) == nil {
+		return nil, &File{name: name, osf: osf, fd: -1, plain: true}, nil
 	}
-	return &File{name: name, osf: osf, fd: int(osf.Fd()), plain: true, drained: make(chan struct{})}, nil
+	if !stat {
+		return nil, nil, nil
+	}
+	st := new(unix.Stat_t)
+	fd := int(osf.Fd()) // not polled: Fd changes no mode
+	if err := ignoringEINTR(func() error { return unix.Fstat(fd, st) }); err != nil {
+		osf.Close()
+		return nil, nil, &fs.PathError{Op: "stat", Path: name, Err: err}
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFREG {
+		return st, nil, nil
+	}
+	return nil, &File{name: name, osf: osf, fd: fd, plain: true}, nil
 }
 
 // plainPath returns the *os.File that serves f's calls when f is plain.
@@ -45,12 +64,40 @@ func (f *File) plainPath() (*os.File, bool) {
 
 // plainCheck is plainPath for the methods os.File does not have: nil
 // gives os.ErrInvalid; a plain file is served by the caller's fallback.
+// A page-cache File opened without an fstat learns here, once, whether
+// it is a regular file: a directory or a device gets these methods'
+// plain behaviour, as if OpenFile had told it apart.
 func (f *File) plainCheck() (*os.File, bool, error) {
 	if f == nil {
 		return nil, false, os.ErrInvalid
 	}
-	return f.osf, f.plain, nil
+	if f.plain {
+		return f.osf, true, nil
+	}
+	switch f.kind.Load() {
+	case kindRegular:
+		return f.osf, false, nil
+	case kindOther:
+		return f.osf, true, nil
+	}
+	var st unix.Stat_t
+	if err := ignoringEINTR(func() error { return unix.Fstat(f.bfd, &st) }); err != nil {
+		return f.osf, false, nil // the method's own call reports it
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		f.kind.Store(kindOther)
+		return f.osf, true, nil
+	}
+	f.kind.Store(kindRegular)
+	return f.osf, false, nil
 }
+
+// A File's kind, where OpenFile did not ask (File.kind).
+const (
+	kindUnknown = iota
+	kindRegular
+	kindOther
+)
 
 var errNotRegular = errors.New("not a regular file")
 

@@ -30,7 +30,19 @@ func (f *File) Read(b []byte) (int, error) {
 	f.mu.Lock()
 	off := f.pos
 	f.mu.Unlock()
-	n, err := f.readAt(b, off)
+	var n int
+	var err error
+	if !f.direct && f.acc != os.O_WRONLY && !f.pc.cold.Load() && !f.pc.noRead.Load() {
+		// A warm page-cache File: what the cache holds, as os.File's
+		// read gives it, short or not (a Read may return less than
+		// len(b)); EAGAIN or a refusal takes readAt's way.
+		n, err = f.s.ReadAtNowait(f.fd, b, off, true)
+		if err != nil {
+			n, err = f.readCachedRest(b, off, 0, err)
+		}
+	} else {
+		n, err = f.readAt(b, off)
+	}
 	err = f.pathErrAt("read", off, len(b), err)
 	f.mu.Lock()
 	f.pos += int64(n)
@@ -82,10 +94,11 @@ func (f *File) readAt(b []byte, off int64) (int, error) {
 	}
 	// The kernel's end of file is the truth: the File never writes past
 	// what it was given (write_linux.go).
-	switch {
-	case !f.direct:
+	if !f.direct {
 		return f.readCached(b, off) // page cache first (buffered_linux.go)
-	case f.aligned(b, off):
+	}
+	f.registerSoon()
+	if f.aligned(b, off) {
 		return f.s.ReadAt(f.fd, b, off)
 	}
 	return f.bounceRead(b, off)

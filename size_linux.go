@@ -49,8 +49,11 @@ func statOf(fd int) (fileStamp, error) {
 	return fileStamp{ok: true, size: st.Size, blocks: st.Blocks}, nil
 }
 
-// Seek sets the cursor for the next Read or Write, like os.File.Seek
-// (io.SeekEnd is relative to the logical size).
+// Seek sets the cursor for the next Read or Write, like os.File.Seek:
+// one lseek, which checks the offset as the filesystem allows it (ext4
+// refuses past 16 TiB) and, for io.SeekEnd, SEEK_DATA and SEEK_HOLE,
+// gives the kernel's answer. The kernel's size is the logical size (the
+// File never writes past what it was given).
 func (f *File) Seek(offset int64, whence int) (int64, error) {
 	if p, ok := f.plainPath(); ok {
 		return p.Seek(offset, whence)
@@ -61,47 +64,25 @@ func (f *File) Seek(offset int64, whence int) (int64, error) {
 	defer f.release()
 	f.posMu.Lock()
 	defer f.posMu.Unlock()
-	var size int64
-	if whence == io.SeekEnd || whence == unix.SEEK_DATA || whence == unix.SEEK_HOLE {
-		var err error
-		if size, err = f.sizeNow(); err != nil {
-			return 0, f.pathErr("seek", err)
-		}
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var base int64
 	switch whence {
 	case io.SeekStart:
 	case io.SeekCurrent:
-		base = f.pos
-	case io.SeekEnd:
-		base = size
-	case unix.SEEK_DATA, unix.SEEK_HOLE:
-		// The kernel knows the file's extents; past our logical size
-		// it answers like at end of file.
-		pos, err := unix.Seek(f.fd, offset, whence)
-		if err == nil && pos > size && whence == unix.SEEK_HOLE {
-			pos = size
+		if f.pos+offset < 0 {
+			return 0, &fs.PathError{Op: "seek", Path: f.name, Err: syscall.EINVAL}
 		}
-		if err != nil {
-			return 0, &fs.PathError{Op: "seek", Path: f.name, Err: err}
-		}
-		f.pos = pos
-		return pos, nil
+		offset, whence = f.pos+offset, io.SeekStart
+	case io.SeekEnd, unix.SEEK_DATA, unix.SEEK_HOLE:
 	default:
 		return 0, &fs.PathError{Op: "seek", Path: f.name, Err: syscall.EINVAL}
 	}
-	if base+offset < 0 {
-		return 0, &fs.PathError{Op: "seek", Path: f.name, Err: syscall.EINVAL}
-	}
-	// The kernel decides what offsets the filesystem allows (ext4 refuses
-	// past 16 TiB): ask it with the absolute target.
-	if _, err := unix.Seek(f.fd, base+offset, io.SeekStart); err != nil {
+	pos, err := unix.Seek(f.fd, offset, whence)
+	if err != nil {
 		return 0, &fs.PathError{Op: "seek", Path: f.name, Err: err}
 	}
-	f.pos = base + offset
-	return f.pos, nil
+	f.pos = pos
+	return pos, nil
 }
 
 // Stat returns the file's FileInfo; Size is the exact size.
@@ -142,6 +123,9 @@ func (f *File) Truncate(size int64) error {
 func (f *File) truncate(size int64) error {
 	err := ignoringEINTR(func() error { return unix.Ftruncate(f.fd, size) })
 	f.dur.changed()
+	if err == nil {
+		f.pc.sizeHint.Store(size)
+	}
 	return err
 }
 

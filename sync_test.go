@@ -139,7 +139,7 @@ func TestWriteAtDSync(t *testing.T) {
 	in := &injector{}
 	s := faultSched(t, in)
 	path := filepath.Join(t.TempDir(), "dsync")
-	f := openWith(t, path, os.O_RDWR|os.O_CREATE, WithScheduler(s))
+	f := openWith(t, path, os.O_RDWR|os.O_CREATE, WithScheduler(s), WithDirect(Direct))
 	want := randomBytes(3*4096+100, 9)
 	n, err := f.WriteAtDSync(want[:8192], 0)
 	require.NoError(t, err)

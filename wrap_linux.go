@@ -23,7 +23,12 @@ func NewFile(osf *os.File, opts ...Option) (*File, error) {
 		return nil, os.ErrInvalid
 	}
 	name := osf.Name()
-	if pf, err := plainFile(name, osf); pf != nil || err != nil {
+	o, s, err := fileOptions(name, opts)
+	if err != nil {
+		return nil, err
+	}
+	st, pf, err := plainFile(name, osf, o.direct != PageCache)
+	if pf != nil || err != nil {
 		return pf, err
 	}
 	fl, err := unix.FcntlInt(osf.Fd(), unix.F_GETFL, 0)
@@ -34,11 +39,7 @@ func NewFile(osf *os.File, opts ...Option) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, s, err := fileOptions(name, opts)
-	if err != nil {
-		return nil, err
-	}
-	return newFile(name, osf, s, fl, pos, o.direct)
+	return newFile(name, osf, s, fl, fl, pos, o.direct, st)
 }
 
 // OSFile returns a new *os.File on the same file, for code that needs one

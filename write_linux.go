@@ -111,34 +111,8 @@ func (f *File) appendWrite(b []byte) (int, error) {
 func (f *File) appendInline(b []byte) (n int, pos int64, err error) {
 	f.mixing.Lock()
 	defer f.mixing.Unlock()
-	n, err = pwriteAll(f.bfd, b, -1, unix.RWF_APPEND)
+	n, err = f.s.WriteAtInline(f.bfd, b, -1, unix.RWF_APPEND)
 	return n, f.endOf(), err
-}
-
-// pwriteAll writes b with pwritev2 on the calling thread, retrying EINTR
-// and continuing short writes; off -1 is the descriptor's own offset
-// (which the kernel advances). A write that makes no progress ends with
-// io.ErrShortWrite.
-func pwriteAll(fd int, b []byte, off int64, flags int) (int, error) {
-	done := 0
-	for done < len(b) {
-		at := off
-		if off >= 0 {
-			at += int64(done)
-		}
-		n, err := unix.Pwritev2(fd, [][]byte{b[done:]}, at, flags)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return done, err
-		}
-		if n == 0 {
-			return done, io.ErrShortWrite
-		}
-		done += n
-	}
-	return done, nil
 }
 
 // endOf returns the buffered descriptor's offset (after an append: the
@@ -355,7 +329,7 @@ func (f *File) writeBuffered(b []byte, off int64, rwf uint32, ahead bool) (int, 
 	}
 	done := 0
 	if inline && hit {
-		n, err := pwriteAll(f.bfd, b, off, 0)
+		n, err := f.s.WriteAtInline(f.bfd, b, off, 0)
 		if err != nil && err != io.ErrShortWrite {
 			return n, err
 		}
@@ -430,6 +404,7 @@ func (f *File) pageDown(off int64) int64 { return off - off%f.page }
 // dio_warn_stale_pagecache). A buffered write before or after is fine:
 // the direct write writes the folio back first.
 func (f *File) directWrite(b []byte, off int64, rwf uint32) (int, error) {
+	f.registerSoon()
 	f.mixing.RLock()
 	defer f.mixing.RUnlock()
 	return f.s.WriteAtFlags(f.fd, b, off, rwf)

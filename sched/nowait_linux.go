@@ -3,6 +3,7 @@
 package sched
 
 import (
+	"io"
 	"syscall"
 	"unsafe"
 
@@ -182,4 +183,88 @@ func NowaitRefused(err error) bool {
 		return true
 	}
 	return false
+}
+
+// WriteAtInline writes p at off on the caller's goroutine, as os.File
+// writes: pwrite64 (pwritev2 with rwf, or at the descriptor's own offset
+// when off is -1), EINTR retried and short writes continued. It is for a
+// write the caller knows waits for no disk read (a copy into the page
+// cache): unlike WriteAtNowait it does not refuse to wait, so a write
+// that does wait holds the calling thread. A write that makes no
+// progress ends with io.ErrShortWrite; a kernel error is a bare
+// syscall.Errno, with the count written before it.
+//
+// With Options.Faults, the injector sees each attempt on the caller's
+// goroutine; with a Tracer, it reports a SysPwrite (or SysPwritev2) call
+// and an inline request, as ReadAtNowait does for its hits.
+// inlineAgain is how many attempts WriteAtInline makes of a write the
+// kernel answers with EAGAIN.
+const inlineAgain = 16
+
+func (s *Scheduler) WriteAtInline(fd int, p []byte, off int64, rwf uint32) (int, error) {
+	if s.state.Load()&stateClosed != 0 {
+		return 0, ErrClosed
+	}
+	var start int64
+	if s.tracer != nil {
+		start = Now()
+	}
+	var submits int32
+	done := 0
+	var err error
+	for done < len(p) {
+		b := p[done:]
+		at := off
+		if off >= 0 {
+			at += int64(done)
+		}
+		var errno syscall.Errno
+		if s.faults != nil {
+			f := s.faults.Fault(Attempt{Op: OpWrite, Fd: int32(fd), Off: at, Len: len(b), Flags: rwf, Retry: submits})
+			errno = f.Errno
+			if f.Short > 0 && f.Short < len(b) {
+				b = b[:f.Short]
+			}
+		}
+		submits++
+		n := 0
+		if errno == 0 {
+			if rwf == 0 && at >= 0 {
+				var e error
+				n, e = unix.Pwrite(fd, b, at)
+				if e != nil {
+					errno = e.(syscall.Errno)
+				}
+			} else {
+				n, errno = rwv2(OpWrite, fd, b, at, rwf, false)
+			}
+		}
+		if errno == unix.EINTR || errno == unix.EAGAIN && submits < inlineAgain {
+			// EAGAIN: a descriptor in non-blocking mode, or an
+			// injected fault; a regular file's write does not say it
+			// otherwise.
+			continue
+		}
+		if errno != 0 {
+			err = errno
+			break
+		}
+		if n <= 0 {
+			err = io.ErrShortWrite
+			break
+		}
+		done += n
+	}
+	if s.tracer != nil {
+		call := SysPwrite
+		if rwf != 0 || off < 0 {
+			call = SysPwritev2
+		}
+		end := Now()
+		s.tracer.SyscallDone(SyscallEvent{Call: call, Start: start, End: end, Submitted: 1, Reaped: 1})
+		s.tracer.RequestDone(RequestEvent{Op: OpWrite, Fd: int32(fd), Off: off, Len: len(p), Backend: s.backend,
+			Inline: true, Submits: submits, N: done, Err: err,
+			Enqueue: start, Submit: start, Complete: end, Resume: end})
+	}
+	return done, err
 }

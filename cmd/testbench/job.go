@@ -302,7 +302,7 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 			return fmt.Errorf("%s: %w", j.Backend, err)
 		}
 		defer s.Close()
-		mode := diskio.DirectOff
+		mode := diskio.PageCache
 		if direct {
 			mode = diskio.DirectRequired
 		}

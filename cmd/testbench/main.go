@@ -10,7 +10,9 @@
 // random data in the current directory (-dir), and compares os.File with
 // diskio on io_uring and AIO: 4 KiB random reads at 1 and 128 goroutines,
 // a sequential scan (os.File reads against diskio's StreamReader), and a
-// durable write (4 KiB random O_DSYNC writes from 32 goroutines). It prints
+// durable write (4 KiB random O_DSYNC writes from 32 goroutines), all
+// O_DIRECT as the experiments it reproduces, with os.File as programs use
+// it (buffered) beside the O_DIRECT os.File baseline. It prints
 // one table with the ratio of each row to os.File and removes the file
 // (also on Ctrl-C). About 60 s.
 //

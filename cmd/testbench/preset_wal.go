@@ -208,7 +208,7 @@ func walRun(ctx context.Context, _ *env, j Job, r *Result, h *bench.Histogram) e
 			return err
 		}
 		defer s.Close()
-		f, err := diskio.OpenFile(name, os.O_RDWR, 0, diskio.WithScheduler(s))
+		f, err := diskio.OpenFile(name, os.O_RDWR, 0, diskio.WithScheduler(s), diskio.WithDirect(diskio.Direct))
 		if err != nil {
 			return err
 		}

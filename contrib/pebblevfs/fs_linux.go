@@ -111,10 +111,11 @@ func (d *FS) FreshStats() (bytes int64, files int) { return d.freshCache().stats
 
 // open opens a diskio file of kind k with the FS's mode.
 func (d *FS) open(name string, k kind, flag int, perm os.FileMode) (*diskio.File, error) {
-	opts := d.opts
+	mode := diskio.Direct
 	if d.Mode == Buffered || (k == wal && !d.WALDirect) {
-		opts = append(opts[:len(opts):len(opts)], diskio.WithDirect(diskio.PageCache))
+		mode = diskio.PageCache
 	}
+	opts := append(d.opts[:len(d.opts):len(d.opts)], diskio.WithDirect(mode))
 	return diskio.OpenFile(name, flag, perm, opts...)
 }
 

@@ -19,6 +19,7 @@ type AppendOptions struct {
 	MaxRecord   int    // payload bytes of a record at most (default 9000)
 	FullSync    bool   // Sync instead of Datasync
 	Preallocate bool   // reserve space ahead with PreallocateKeepSize
+	Direct      bool   // open the log with O_DIRECT (diskio.Direct) instead of the page cache
 }
 
 func (o *AppendOptions) maxRecord() int {
@@ -42,7 +43,11 @@ func (o *AppendOptions) defaults() {
 // how many records were recovered.
 func appendLog(ctx context.Context, o AppendOptions, ack func(n uint64) error) error {
 	o.defaults()
-	f, err := diskio.OpenFile(o.Path, os.O_RDWR|os.O_CREATE, 0o644)
+	mode := diskio.PageCache
+	if o.Direct {
+		mode = diskio.Direct
+	}
+	f, err := diskio.OpenFile(o.Path, os.O_RDWR|os.O_CREATE, 0o644, diskio.WithDirect(mode))
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,8 @@ func TestRun(t *testing.T) {
 	}{
 		{"datasync", AppendOptions{}},
 		{"sync-prealloc", AppendOptions{FullSync: true, Preallocate: true, Writers: 8}},
+		{"direct-datasync", AppendOptions{Direct: true}},
+		{"direct-sync-prealloc", AppendOptions{FullSync: true, Preallocate: true, Writers: 8, Direct: true}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rep, err := Run(context.Background(), Options{Dir: t.TempDir(), Iterations: iterations(t), AppendOptions: c.o})
