@@ -66,7 +66,7 @@ type Options struct {
 // diskioMode is m as diskio names it.
 func diskioMode(m Mode) diskio.DirectMode {
 	if m == Direct {
-		return diskio.DirectAuto
+		return diskio.Direct
 	}
 	return diskio.PageCache
 }
