@@ -209,7 +209,8 @@
 // and sleeps, and slow requests. Recording is a few atomic adds and no
 // allocation: BenchmarkStatsCost, 4 KiB random reads from 128 goroutines,
 // statistics on against off in alternating rounds, median IOPS ratio
-// 0.99 (16 rounds), 4.48 against 4.45µs of CPU per read. A first version
+// 0.99-1.01 (16-24 rounds; 0.95-1.02 in runs on a busy machine), CPU per
+// read +0.7% to +6%. A first version
 // that read the clock on the caller at enqueue cost 7% more CPU per read
 // (4.96 against 4.64µs; a clock read costs ~50ns on the development VM),
 // so the loop stamps requests when it takes them, once per batch.

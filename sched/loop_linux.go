@@ -308,6 +308,11 @@ func (l *loop) take() {
 	var now int64
 	if l.clock {
 		now = Now() // one clock read stamps the whole batch
+		// Also the loop's clock (completions are stamped with a fresh
+		// read after each reap): the background bound's Hold is
+		// judged against it, and after an idle spell the last reap's
+		// time would keep the bound on for the first batch.
+		l.now = now
 	}
 	var first, last *request
 	for r := head; r != nil; {
