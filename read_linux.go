@@ -31,12 +31,15 @@ func (f *File) Read(b []byte) (int, error) {
 	var n int
 	var err error
 	if !f.direct && f.acc != os.O_WRONLY && !f.pc.cold.Load() && !f.pc.noRead.Load() {
-		// A warm page-cache File: what the cache holds, as os.File's
-		// read gives it, short or not (a Read may return less than
-		// len(b)); EAGAIN or a refusal takes readAt's way.
+		// A warm page-cache File: one preadv2 when the cache holds
+		// the range. A short result goes on as readAt's does (one
+		// more attempt, which says 0 at end of file, or the rest
+		// through the scheduler): a regular file's read(2) is short
+		// only at end of file, and os.File's Read with it; EAGAIN or a
+		// refusal takes readAt's way.
 		n, err = f.s.ReadAtNowait(f.fd, b, off, true)
-		if err != nil {
-			n, err = f.readCachedRest(b, off, 0, err)
+		if err != nil || n < len(b) {
+			n, err = f.readCachedRest(b, off, n, err)
 		}
 	} else {
 		n, err = f.readAt(b, off)
