@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"os"
 )
 
 // On systems other than Linux the fast paths keep their API and semantics
@@ -16,11 +17,21 @@ import (
 // Buffer is file data returned by ReadBuffer and ReadMany.
 type Buffer struct{ data []byte }
 
-// Bytes returns the data. It is valid until Release.
-func (b *Buffer) Bytes() []byte { return b.data }
+// Bytes returns the data. It is valid until Release. A nil Buffer has
+// no bytes.
+func (b *Buffer) Bytes() []byte {
+	if b == nil {
+		return nil
+	}
+	return b.data
+}
 
-// Release gives the buffer back (a no-op here).
-func (b *Buffer) Release() { b.data = nil }
+// Release gives the buffer back (a no-op here, and for a nil Buffer).
+func (b *Buffer) Release() {
+	if b != nil {
+		b.data = nil
+	}
+}
 
 // ReadBuffer reads n bytes at off into a new buffer; near the end of the
 // file Bytes is shorter than n and the error is io.EOF.
@@ -79,6 +90,9 @@ func (f *File) NewStreamReader(off int64, opts StreamOptions) (*StreamReader, er
 
 // Read copies the next bytes of the file into p.
 func (r *StreamReader) Read(p []byte) (int, error) {
+	if r == nil {
+		return 0, os.ErrInvalid
+	}
 	if r.closed {
 		return 0, &fs.PathError{Op: "read", Path: r.name, Err: fs.ErrClosed}
 	}
@@ -88,6 +102,9 @@ func (r *StreamReader) Read(p []byte) (int, error) {
 // NextBuffer returns the next bytes of the file in a Buffer of their own
 // (a copy here); at the end it returns nil, io.EOF.
 func (r *StreamReader) NextBuffer() (*Buffer, error) {
+	if r == nil {
+		return nil, os.ErrInvalid
+	}
 	if r.closed {
 		return nil, &fs.PathError{Op: "read", Path: r.name, Err: fs.ErrClosed}
 	}
@@ -101,7 +118,13 @@ func (r *StreamReader) NextBuffer() (*Buffer, error) {
 }
 
 // Close ends the stream; the File stays open.
-func (r *StreamReader) Close() error { r.closed = true; return nil }
+func (r *StreamReader) Close() error {
+	if r == nil {
+		return os.ErrInvalid
+	}
+	r.closed = true
+	return nil
+}
 
 // StreamWriter writes a File front to back through a buffer of BufferSize.
 type StreamWriter struct {
@@ -123,14 +146,29 @@ func (f *File) NewStreamWriter(off int64, opts StreamOptions) (*StreamWriter, er
 
 // Write copies p into the stream.
 func (w *StreamWriter) Write(p []byte) (int, error) {
+	if w == nil {
+		return 0, os.ErrInvalid
+	}
 	if w.closed {
-		return 0, &fs.PathError{Op: "write", Path: w.f.Name(), Err: fs.ErrClosed}
+		return 0, w.closedErr()
 	}
 	return w.w.Write(p)
 }
 
+func (w *StreamWriter) closedErr() error {
+	return &fs.PathError{Op: "write", Path: w.f.Name(), Err: fs.ErrClosed}
+}
+
 // Flush writes what is buffered.
-func (w *StreamWriter) Flush() error { return w.w.Flush() }
+func (w *StreamWriter) Flush() error {
+	if w == nil {
+		return os.ErrInvalid
+	}
+	if w.closed {
+		return w.closedErr()
+	}
+	return w.w.Flush()
+}
 
 // Sync flushes, then syncs the file.
 func (w *StreamWriter) Sync() error {
@@ -140,11 +178,15 @@ func (w *StreamWriter) Sync() error {
 	return w.f.Sync()
 }
 
-// Close flushes; the File stays open.
+// Close flushes; the File stays open. After Close, Write, Flush and Sync
+// fail with os.ErrClosed; Close again returns nil.
 func (w *StreamWriter) Close() error {
+	if w == nil {
+		return os.ErrInvalid
+	}
 	if w.closed {
 		return nil
 	}
 	w.closed = true
-	return w.Flush()
+	return w.w.Flush()
 }

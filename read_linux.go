@@ -31,12 +31,20 @@ func (f *File) Read(b []byte) (int, error) {
 	var n int
 	var err error
 	if !f.direct && f.acc != os.O_WRONLY && !f.pc.cold.Load() && !f.pc.noRead.Load() {
-		// A warm page-cache File: what the cache holds, as os.File's
-		// read gives it, short or not (a Read may return less than
-		// len(b)); EAGAIN or a refusal takes readAt's way.
+		// A warm page-cache File: one preadv2 when the cache holds
+		// the range. A regular file's read(2), and so os.File's Read,
+		// is short only at end of file; RWF_NOWAIT's is also short
+		// where the cache stops holding the file, which is always a
+		// page boundary (the cache holds whole pages), while the end
+		// of file is one only when the size is a multiple of the page.
+		// So a result that ends inside a page is the end of the file,
+		// as it is; one that ends on a boundary goes on as readAt's
+		// does (one more attempt, which says 0 at the end, or the rest
+		// through the scheduler). EAGAIN or a refusal takes readAt's
+		// way.
 		n, err = f.s.ReadAtNowait(f.fd, b, off, true)
-		if err != nil {
-			n, err = f.readCachedRest(b, off, 0, err)
+		if err != nil || n < len(b) && (off+int64(n))%f.page == 0 {
+			n, err = f.readCachedRest(b, off, n, err)
 		}
 	} else {
 		n, err = f.readAt(b, off)

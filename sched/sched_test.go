@@ -150,6 +150,46 @@ func TestCloseFailsNewRequests(t *testing.T) {
 	}
 }
 
+// TestCloseWithCallsNotWaited: Close waits for started calls to complete
+// in the kernel, not for their Wait, which may come late or never (a
+// stream dropped); Wait after Close still returns each call's result.
+func TestCloseWithCallsNotWaited(t *testing.T) {
+	for _, b := range backends {
+		t.Run(string(b), func(t *testing.T) {
+			s := newSched(t, b, Options{})
+			f := testenv.DirectFile(t)
+			data := testenv.AlignedBuf(t, 4*blockSize)
+			fill(data, 7)
+			_, err := s.WriteAt(int(f.Fd()), data, 0)
+			require.NoError(t, err)
+			bufs := testenv.AlignedBuf(t, 4*blockSize)
+			batch := s.Batch()
+			var calls []Call
+			for i := range 3 {
+				p := bufs[i*blockSize : (i+1)*blockSize]
+				calls = append(calls, batch.StartReadAt(int(f.Fd()), p, int64(i*blockSize)))
+			}
+			batch.Submit()
+			calls = append(calls, s.StartReadAt(int(f.Fd()), bufs[3*blockSize:], 3*blockSize))
+			closed := make(chan error, 1)
+			go func() { closed <- s.Close() }()
+			select {
+			case err := <-closed:
+				require.NoError(t, err)
+			case <-time.After(10 * time.Second):
+				t.Fatal("Close waited for calls nobody waits for")
+			}
+			for i, c := range calls {
+				n, err := c.Wait()
+				require.NoError(t, err, "call %d", i)
+				require.Equal(t, blockSize, n)
+			}
+			require.Equal(t, data, bufs)
+			require.ErrorIs(t, s.Nop(), ErrClosed)
+		})
+	}
+}
+
 func TestZeroAllocsPerRead(t *testing.T) {
 	if raceEnabled {
 		t.Skip("sync.Pool drops items under the race detector")
