@@ -108,6 +108,9 @@ type slowRow struct {
 	Side       string `json:"side"`
 	Goroutines int    `json:"goroutines"`
 	IOPS       int    `json:"iops_limit"`
+	// Throttle: blkio.throttle.read_iops_device as the kernel shows it
+	// once set ("MAJ:MIN IOPS").
+	Throttle   string `json:"throttle"`
 	Reads      int64  `json:"reads_done"`
 	ReadErrors int64  `json:"read_errors,omitempty"`
 	// DiskReads: the reads the child's cgroup sent to the device by the
@@ -216,8 +219,8 @@ func runSlowdisk(ctx context.Context, c *config, args []string, stdout, stderr i
 			if r.Error != "" {
 				fmt.Fprintf(stderr, "slowdisk: %s: %s\n", what, r.Error)
 			} else {
-				fmt.Fprintf(stderr, "slowdisk: %s: %s, %d reads in %v, %d OS threads at most (%v with the eviction before and the cgroup's removal after)\n",
-					what, r.Outcome, r.Reads, r.Elapsed.Round(10*time.Millisecond), r.PeakThreads, time.Since(t0).Round(10*time.Millisecond))
+				fmt.Fprintf(stderr, "slowdisk: %s: %s, %d reads in %v, %d OS threads at most (read_iops_device %q; %v with the eviction before and the cgroup's removal after)\n",
+					what, r.Outcome, r.Reads, r.Elapsed.Round(10*time.Millisecond), r.PeakThreads, r.Throttle, time.Since(t0).Round(10*time.Millisecond))
 			}
 			rep.Rows = append(rep.Rows, r)
 		}
@@ -241,7 +244,11 @@ func printSlowdisk(w io.Writer, rep *slowReport) {
 			fmt.Fprintf(tw, "%s\t%d\t%d\t\t\t\terror: %s\n", r.Side, r.Goroutines, r.IOPS, r.Error)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d / %d\t%d\t%.2f s\t%d\t%s\n", r.Side, r.Goroutines, r.IOPS, r.Reads, r.Goroutines,
+		reads := strconv.FormatInt(r.Reads, 10)
+		if !r.Final {
+			reads = "≥" + reads // see below
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s / %d\t%d\t%.2f s\t%d\t%s\n", r.Side, r.Goroutines, r.IOPS, reads, r.Goroutines,
 			r.DiskReads, r.Elapsed.Seconds(), r.PeakThreads, r.Outcome)
 	}
 	tw.Flush()
@@ -258,7 +265,7 @@ func printSlowdisk(w io.Writer, rep *slowReport) {
 			}
 		}
 	}
-	fmt.Fprintln(w, "\ndisk reads: the read requests the child sent to the device, let through by the throttle or still held back when it ended (its cgroup's blkio.throttle.io_serviced); peak OS threads: the child's /proc/self/status, sampled every 10 ms; elapsed: from the start signal to the last read, to the fatal error, or to the stop")
+	fmt.Fprintln(w, "\ndisk reads: the read requests the child sent to the device, let through by the throttle or still held back when it ended (its cgroup's blkio.throttle.io_serviced); peak OS threads: the child's Threads (/proc/PID/status), sampled every 10 ms by the child and by the testbench; elapsed: from the start signal to the last read, to the fatal error, or to the stop")
 }
 
 // slowDisk is the loop device, its filesystem and the test file; close
@@ -443,8 +450,9 @@ const blkioRoot = "/sys/fs/cgroup/blkio"
 
 // throttle is a blkio cgroup limiting reads of one device.
 type throttle struct {
-	dir string
-	dev string
+	dir     string
+	dev     string
+	setting string // the kernel's read_iops_device once set
 }
 
 var throttles atomic.Int64 // names cgroups apart within the process
@@ -457,6 +465,12 @@ func newThrottle(dev string, iops int) (*throttle, error) {
 	if err := t.set(iops); err != nil {
 		t.remove()
 		return nil, err
+	}
+	want := fmt.Sprintf("%s %d", dev, iops)
+	b, err := os.ReadFile(filepath.Join(t.dir, "blkio.throttle.read_iops_device"))
+	if t.setting = strings.TrimSpace(string(b)); err != nil || t.setting != want {
+		t.remove()
+		return nil, fmt.Errorf("%s: blkio.throttle.read_iops_device reads %q (%v) after writing %q", t.dir, t.setting, err, want)
 	}
 	return t, nil
 }
@@ -541,6 +555,7 @@ func (d *slowDisk) run(ctx context.Context, s slowSetting, side string, timeout 
 		r.Error = fmt.Sprintf("blkio cgroup: %v", err)
 		return r
 	}
+	r.Throttle = t.setting
 	defer func() {
 		if err := t.remove(); err != nil && r.Error == "" {
 			r.Error = err.Error()
