@@ -113,11 +113,17 @@ type slowRow struct {
 	Throttle   string `json:"throttle"`
 	Reads      int64  `json:"reads_done"`
 	ReadErrors int64  `json:"read_errors,omitempty"`
-	// DiskReads: the reads the child's cgroup sent to the device by the
-	// time it ended (blkio.throttle.io_serviced, which counts a request
-	// as it enters the throttle, held back or not).
-	DiskReads int64         `json:"disk_reads"`
-	Elapsed   time.Duration `json:"elapsed_ns"`
+	// DiskReads: the read requests the child's cgroup sent to the device
+	// by the time it ended (blkio.throttle.io_serviced, which counts a
+	// request as it enters the throttle, held back or not).
+	DiskReads int64 `json:"disk_reads_sent"`
+	// DeviceReads, DeviceBytes: the read requests the loop device
+	// completed while the child lived, and their bytes
+	// (/sys/block/loopN/stat); a read-ahead request can bring in pages
+	// of several goroutines' reads.
+	DeviceReads int64         `json:"device_reads_done"`
+	DeviceBytes int64         `json:"device_bytes_read"`
+	Elapsed     time.Duration `json:"elapsed_ns"`
 	// LastReport: when the child last reported (Reads is what it counted
 	// then). A child that dies has no final report: its reporter is one
 	// goroutine among thousands waiting for a P, so Reads is a lower bound.
@@ -238,7 +244,7 @@ func printSlowdisk(w io.Writer, rep *slowReport) {
 	fmt.Fprintf(w, "4 KiB reads at distinct random pages of a cold %s file, one per goroutine, reads throttled (blkio.throttle.read_iops_device on %s)\n\n",
 		sizeName(rep.Disk.FileSize), rep.Disk.Dev)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "side\tgoroutines\tIOPS limit\treads done / total\tdisk reads\telapsed\tpeak OS threads\toutcome")
+	fmt.Fprintln(tw, "side\tgoroutines\tIOPS limit\treads done / total\tdisk requests sent / done (KiB each)\telapsed\tpeak OS threads\toutcome")
 	for _, r := range rep.Rows {
 		if r.Error != "" {
 			fmt.Fprintf(tw, "%s\t%d\t%d\t\t\t\terror: %s\n", r.Side, r.Goroutines, r.IOPS, r.Error)
@@ -248,8 +254,12 @@ func printSlowdisk(w io.Writer, rep *slowReport) {
 		if !r.Final {
 			reads = "≥" + reads // see below
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s / %d\t%d\t%.2f s\t%d\t%s\n", r.Side, r.Goroutines, r.IOPS, reads, r.Goroutines,
-			r.DiskReads, r.Elapsed.Seconds(), r.PeakThreads, r.Outcome)
+		each := "-"
+		if r.DeviceReads > 0 {
+			each = fmt.Sprintf("%.1f", float64(r.DeviceBytes)/float64(r.DeviceReads)/1024)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s / %d\t%d / %d (%s)\t%.2f s\t%d\t%s\n", r.Side, r.Goroutines, r.IOPS, reads, r.Goroutines,
+			r.DiskReads, r.DeviceReads, each, r.Elapsed.Seconds(), r.PeakThreads, r.Outcome)
 	}
 	tw.Flush()
 	for _, r := range rep.Rows {
@@ -265,7 +275,7 @@ func printSlowdisk(w io.Writer, rep *slowReport) {
 			}
 		}
 	}
-	fmt.Fprintln(w, "\ndisk reads: the read requests the child sent to the device, let through by the throttle or still held back when it ended (its cgroup's blkio.throttle.io_serviced); peak OS threads: the child's Threads (/proc/PID/status), sampled every 10 ms by the child and by the testbench; elapsed: from the start signal to the last read, to the fatal error, or to the stop")
+	fmt.Fprintf(w, "\ndisk requests: sent by the child's cgroup, let through by the throttle or still held back when it ended (blkio.throttle.io_serviced), and done by the loop device while the child lived (/sys/block/%s/stat); peak OS threads: the child's Threads (/proc/PID/status), sampled every 10 ms by the child and by the testbench; elapsed: from the start signal to the last read, to the fatal error, or to the stop\n", filepath.Base(rep.Disk.Loop))
 }
 
 // slowDisk is the loop device, its filesystem and the test file; close
@@ -562,7 +572,7 @@ func (d *slowDisk) run(ctx context.Context, s slowSetting, side string, timeout 
 		}
 	}()
 	if err := runSlowChild(ctx, slowSpec{Side: side, Path: d.path, Size: d.size, Goroutines: s.Goroutines, For: s.For, MaxThreads: s.MaxThreads, Seed: rand.Uint64()},
-		t, timeout, &r); err != nil {
+		d.loop, t, timeout, &r); err != nil {
 		r.Error = err.Error()
 	}
 	return r
@@ -570,7 +580,7 @@ func (d *slowDisk) run(ctx context.Context, s slowSetting, side string, timeout 
 
 // runSlowChild starts the child, moves it into t's cgroup, tells it to
 // start and follows it until it ends or timeout.
-func runSlowChild(ctx context.Context, spec slowSpec, t *throttle, timeout time.Duration, r *slowRow) error {
+func runSlowChild(ctx context.Context, spec slowSpec, loop string, t *throttle, timeout time.Duration, r *slowRow) error {
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return err
@@ -628,6 +638,7 @@ func runSlowChild(ctx context.Context, spec slowSpec, t *throttle, timeout time.
 	case <-got:
 	case <-cctx.Done():
 	}
+	reads0, bytes0 := deviceReads(loop)
 	start := time.Now()
 	errOut.start(start)
 	stdin.Write([]byte{'\n'}) // start
@@ -650,6 +661,8 @@ func runSlowChild(ctx context.Context, spec slowSpec, t *throttle, timeout time.
 	}()
 	waitErr := cmd.Wait()
 	r.DiskReads = t.serviced()
+	reads1, bytes1 := deviceReads(loop)
+	r.DeviceReads, r.DeviceBytes = reads1-reads0, bytes1-bytes0
 	<-got
 	lastMu.Lock()
 	p := last
@@ -684,6 +697,22 @@ func runSlowChild(ctx context.Context, spec slowSpec, t *throttle, timeout time.
 		r.Outcome += "; read error: " + p.FirstError
 	}
 	return nil
+}
+
+// deviceReads returns the read requests a block device has completed
+// and their bytes (/sys/block/NAME/stat: reads, merges, sectors, ...).
+func deviceReads(dev string) (reads, n int64) {
+	b, err := os.ReadFile("/sys/block/" + filepath.Base(dev) + "/stat")
+	if err != nil {
+		return 0, 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return 0, 0
+	}
+	reads, _ = strconv.ParseInt(f[0], 10, 64)
+	sectors, _ := strconv.ParseInt(f[2], 10, 64)
+	return reads, sectors * 512
 }
 
 // threadsOf returns the Threads: line of /proc/pid/status, 0 once the

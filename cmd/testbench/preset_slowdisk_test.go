@@ -42,6 +42,7 @@ func TestSlowdisk(t *testing.T) {
 		require.Zero(t, r.ReadErrors)
 		require.GreaterOrEqual(t, r.Elapsed, throttled, "the reads were not throttled")
 		require.Positive(t, r.DiskReads, "the child's cgroup saw no reads")
+		require.Positive(t, r.DeviceReads, "the loop device saw no reads")
 		if side == sideOS {
 			require.Greater(t, r.PeakThreads, 100)
 		} else {
