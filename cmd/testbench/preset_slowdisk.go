@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -127,9 +128,15 @@ type slowRow struct {
 	// LastReport: when the child last reported (Reads is what it counted
 	// then). A child that dies has no final report: its reporter is one
 	// goroutine among thousands waiting for a P, so Reads is a lower bound.
-	LastReport  time.Duration `json:"last_report_ns"`
-	Final       bool          `json:"final_report"`
-	PeakThreads int           `json:"os_threads_peak"`
+	LastReport time.Duration `json:"last_report_ns"`
+	Final      bool          `json:"final_report"`
+	// Checked: reads whose data the testbench read again with O_DIRECT
+	// after the child ended (every read of a child that reported at
+	// the end) and found the same (CRC-32); BadData: found different.
+	Checked     int64 `json:"reads_checked"`
+	BadData     int64 `json:"reads_bad_data"`
+	checks      []slowCheck
+	PeakThreads int `json:"os_threads_peak"`
 	// Outcome: "finished", "stopped after 10s" (a fixed-time setting),
 	// the runtime's fatal error, or why the child was killed.
 	Outcome    string `json:"outcome"`
@@ -262,6 +269,11 @@ func printSlowdisk(w io.Writer, rep *slowReport) {
 			r.DiskReads, r.DeviceReads, each, r.Elapsed.Seconds(), r.PeakThreads, r.Outcome)
 	}
 	tw.Flush()
+	var checked, bad int64
+	for _, r := range rep.Rows {
+		checked, bad = checked+r.Checked, bad+r.BadData
+	}
+	fmt.Fprintf(w, "\ndata: %d reads of children that reported at the end read again with O_DIRECT after them, %d different\n", checked, bad)
 	for _, r := range rep.Rows {
 		if r.Error != "" || r.Final {
 			continue
@@ -408,33 +420,57 @@ func (d *slowDisk) close() error {
 }
 
 // evict drops the test file from the page cache and checks that none of
-// it is left: a killed child's reads may still hold pages locked for a
-// moment.
+// it is left, pages still being read included: the last child's reads,
+// held back by its throttle until the testbench lifted it, complete
+// after the child is gone, and a page they bring in after the eviction
+// would be a free read for the next child. The file counts as drained
+// once its page cache is empty (cachestat(2), which counts pages under
+// read I/O; mincore(2) does not, and is the fallback before Linux 6.5)
+// and the loop device has completed no read for 200 ms.
 func (d *slowDisk) evict() error {
-	var left int
-	for i := 0; i < 50; i++ {
+	var left int64
+	quiet := 0
+	last, _ := deviceReads(d.loop)
+	for i := 0; i < 300; i++ {
 		if err := bench.Evict(d.path); err != nil {
 			return err
 		}
 		var err error
-		if left, err = residentPages(d.path); err != nil {
+		if left, err = cachedPages(d.path); err != nil {
 			return err
 		}
-		if left == 0 {
+		reads, _ := deviceReads(d.loop)
+		if left == 0 && reads == last {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		if quiet == 4 {
 			return nil
 		}
-		time.Sleep(100 * time.Millisecond)
+		last = reads
+		time.Sleep(50 * time.Millisecond)
 	}
-	return fmt.Errorf("%d pages of %s stay in the page cache after posix_fadvise(DONTNEED)", left, d.path)
+	return fmt.Errorf("%s does not leave the page cache (%d pages stay) or the loop device keeps reading, 15 s after the last child ended", d.path, left)
 }
 
-// residentPages counts the file's pages in the page cache (mincore).
-func residentPages(path string) (int, error) {
+// cachedPages counts the file's pages in the page cache: cachestat(2)
+// where the kernel has it (pages being read count), mincore(2) (only
+// pages read in) otherwise.
+func cachedPages(path string) (int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
+	var cs unix.Cachestat_t
+	err = unix.Cachestat(uint(f.Fd()), &unix.CachestatRange{}, &cs, 0) // Len 0: to the end
+	if err == nil {
+		return int64(cs.Cache), nil
+	}
+	if err != unix.ENOSYS {
+		return 0, &os.PathError{Op: "cachestat", Path: path, Err: err}
+	}
 	st, err := f.Stat()
 	if err != nil || st.Size() == 0 {
 		return 0, err
@@ -448,9 +484,9 @@ func residentPages(path string) (int, error) {
 	if _, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); errno != 0 {
 		return 0, &os.PathError{Op: "mincore", Path: path, Err: errno}
 	}
-	n := 0
+	var n int64
 	for _, v := range vec {
-		n += int(v & 1)
+		n += int64(v & 1)
 	}
 	return n, nil
 }
@@ -540,12 +576,19 @@ type slowSpec struct {
 	Seed       uint64
 }
 
+// slowCheck is a read a child made: where, and the CRC-32 of what it got.
+type slowCheck struct {
+	Off int64
+	CRC uint32
+}
+
 // slowProgress is a child's report, one JSON line on stdout per sample;
 // the last one before the child ends has Final set.
 type slowProgress struct {
 	Done        int64         // reads completed
 	Errors      int64         // of them, failed
 	FirstError  string        `json:",omitempty"`
+	Checks      []slowCheck   `json:",omitempty"` // the final report's: every read done
 	Elapsed     time.Duration // since the start signal; the last read's completion once all are done
 	Since       time.Duration // since the start signal
 	Threads     int
@@ -574,8 +617,52 @@ func (d *slowDisk) run(ctx context.Context, s slowSetting, side string, timeout 
 	if err := runSlowChild(ctx, slowSpec{Side: side, Path: d.path, Size: d.size, Goroutines: s.Goroutines, For: s.For, MaxThreads: s.MaxThreads, Seed: rand.Uint64()},
 		d.loop, t, timeout, &r); err != nil {
 		r.Error = err.Error()
+		return r
+	}
+	if err := d.check(&r); err != nil {
+		r.Error = "checking the data read: " + err.Error()
+	}
+	if r.BadData > 0 {
+		r.Outcome += fmt.Sprintf("; %d of %d reads returned data the disk does not hold", r.BadData, r.Checked)
 	}
 	return r
+}
+
+// check reads again, with O_DIRECT (from the disk, not the page cache
+// the child's reads filled), every page the child read, and counts the
+// pages whose CRC-32 differs from the child's.
+func (d *slowDisk) check(r *slowRow) error {
+	if len(r.checks) == 0 {
+		return nil
+	}
+	fd, err := unix.Open(d.path, unix.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: d.path, Err: err}
+	}
+	defer unix.Close(fd)
+	buf, err := unix.Mmap(-1, 0, slowReadSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE) // page-aligned
+	if err != nil {
+		return err
+	}
+	defer unix.Munmap(buf)
+	for _, c := range r.checks {
+		n, err := unix.Pread(fd, buf, c.Off)
+		if err == unix.EINTR {
+			n, err = unix.Pread(fd, buf, c.Off)
+		}
+		if err != nil {
+			return &os.PathError{Op: "pread", Path: d.path, Err: err}
+		}
+		if n != len(buf) {
+			return fmt.Errorf("%s: %d bytes at %d, want %d", d.path, n, c.Off, len(buf))
+		}
+		r.Checked++
+		if crc32.ChecksumIEEE(buf) != c.CRC {
+			r.BadData++
+		}
+	}
+	r.checks = nil
+	return nil
 }
 
 // runSlowChild starts the child, moves it into t's cgroup, tells it to
@@ -615,6 +702,7 @@ func runSlowChild(ctx context.Context, spec slowSpec, loop string, t *throttle, 
 	go func() {
 		defer close(got)
 		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 64<<20) // the final report lists every read
 		for sc.Scan() {
 			if sc.Text() == "ready" {
 				ready <- struct{}{}
@@ -669,6 +757,7 @@ func runSlowChild(ctx context.Context, spec slowSpec, loop string, t *throttle, 
 	lastMu.Unlock()
 	r.Reads, r.ReadErrors, r.PeakThreads, r.Elapsed = p.Done, p.Errors, max(p.PeakThreads, <-outside), p.Elapsed
 	r.LastReport, r.Final = p.Since, p.Final
+	r.checks = p.Checks
 	r.StderrHead = errOut.paragraph(12)
 	r.ExitStatus = "exit status 0"
 	if waitErr != nil {
@@ -695,6 +784,9 @@ func runSlowChild(ctx context.Context, spec slowSpec, loop string, t *throttle, 
 	}
 	if p.FirstError != "" {
 		r.Outcome += "; read error: " + p.FirstError
+	}
+	if p.Errors > 0 && p.FirstError == "" {
+		r.Outcome += fmt.Sprintf("; %d read errors", p.Errors)
 	}
 	return nil
 }
@@ -893,6 +985,8 @@ func slowRead(s slowSpec) error {
 	var done, failed atomic.Int64
 	var firstErr atomic.Pointer[string]
 	var doneAt atomic.Int64 // ns after start when the last read completed
+	sums := make([]uint32, len(offs))
+	read := make([]atomic.Bool, len(offs)) // sums[i] is set
 	all := make(chan struct{})
 	var start time.Time
 	peak := 0
@@ -907,12 +1001,19 @@ func slowRead(s slowSpec) error {
 		if e := firstErr.Load(); e != nil {
 			p.FirstError = *e
 		}
+		if final {
+			for i, off := range offs {
+				if read[i].Load() {
+					p.Checks = append(p.Checks, slowCheck{Off: off, CRC: sums[i]})
+				}
+			}
+		}
 		line, _ := json.Marshal(p)
 		os.Stdout.Write(append(line, '\n'))
 	}
 	start = time.Now()
 	report(false) // the threads before the readers
-	for _, off := range offs {
+	for i, off := range offs {
 		go func() {
 			buf := make([]byte, slowReadSize)
 			n, err := readAt(buf, off)
@@ -923,6 +1024,9 @@ func slowRead(s slowSpec) error {
 				failed.Add(1)
 				msg := err.Error()
 				firstErr.CompareAndSwap(nil, &msg)
+			} else {
+				sums[i] = crc32.ChecksumIEEE(buf)
+				read[i].Store(true)
 			}
 			if done.Add(1) == int64(len(offs)) {
 				doneAt.Store(int64(time.Since(start)))
