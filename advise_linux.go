@@ -16,15 +16,19 @@ import (
 // call). On an O_DIRECT file it does nothing: its reads bypass the page
 // cache, and a StreamReader is the way to read ahead.
 func (f *File) Prefetch(off, n int64) error {
-	if off < 0 || n < 0 {
-		return &fs.PathError{Op: "prefetch", Path: f.name, Err: errors.New("negative offset or length")}
-	}
-	if err := f.acquire("prefetch"); err != nil {
+	plain, err := f.enter("prefetch")
+	if err != nil {
 		return err
 	}
 	defer f.release()
+	if off < 0 || n < 0 {
+		return &fs.PathError{Op: "prefetch", Path: f.name, Err: errors.New("negative offset or length")}
+	}
 	if f.direct || n == 0 {
 		return nil
+	}
+	if plain {
+		return plainControl(f.osf, "prefetch", func(fd int) error { return fadvise(fd, off, n, AdviceWillNeed) })
 	}
 	return f.pathErr("prefetch", fadvise(f.fd, off, n, AdviceWillNeed))
 }
@@ -36,10 +40,14 @@ func (f *File) Prefetch(off, n int64) error {
 // cache is not used, so the advice changes nothing but is still checked
 // and passed on.
 func (f *File) Advise(off, n int64, advice Advice) error {
-	if err := f.acquire("fadvise"); err != nil {
+	plain, err := f.enter("fadvise")
+	if err != nil {
 		return err
 	}
 	defer f.release()
+	if plain {
+		return plainControl(f.osf, "fadvise", func(fd int) error { return fadvise(fd, off, n, advice) })
+	}
 	return f.pathErr("fadvise", fadvise(f.fd, off, n, advice))
 }
 

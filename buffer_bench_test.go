@@ -24,7 +24,10 @@ func BenchmarkReadBufferCached(b *testing.B) {
 	}
 	defer f.Close()
 	b.Run("make-release", func(b *testing.B) {
-		m := poolFor(f.s).get(4096)
+		m, err := getMem(f.s, 4096)
+		if err != nil {
+			b.Fatal(err)
+		}
 		for range b.N {
 			buf := newBuffer(m, m.buf)
 			sink = buf

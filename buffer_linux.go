@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"math/bits"
 	"os"
 	"slices"
 	"sync"
@@ -19,6 +18,11 @@ import (
 // Buffer is file data read without a copy: an aligned buffer from the
 // scheduler's registered memory, and the window of it that holds the bytes
 // asked for. Release gives the memory back and recycles the Buffer.
+//
+// The memory is the scheduler's, and a Buffer keeps it: Bytes stays valid
+// until Release even if the File, or the scheduler, is closed first (a
+// closed scheduler frees the memory when the last Buffer holding it is
+// released, and unmaps its registered arena once all of it is back).
 type Buffer struct {
 	hold *bufferHold // nil for a Buffer of a plain (non-regular) file
 	data []byte      // the requested bytes, inside the held memory
@@ -50,16 +54,22 @@ func newBuffer(m *sharedMem, data []byte) *Buffer {
 // Bytes returns the data. It is valid until Release, and only while the
 // Buffer itself is reachable: the memory is not the garbage collector's,
 // and a dropped Buffer's is reused once the collector finds it.
-func (b *Buffer) Bytes() []byte { return b.data }
+// A nil Buffer has no bytes.
+func (b *Buffer) Bytes() []byte {
+	if b == nil {
+		return nil
+	}
+	return b.data
+}
 
 // Release returns the buffer's memory for reuse. A second Release of the
 // same Buffer right after is a no-op, but after Release the Buffer belongs
 // to the pool again: neither it nor Bytes may be used. A Buffer dropped
 // without Release has its memory returned when the garbage collector finds
 // it, and counted (DroppedBuffers): later than Release would, so Release
-// what you read.
+// what you read. Release of a nil Buffer does nothing.
 func (b *Buffer) Release() {
-	if b.hold == nil {
+	if b == nil || b.hold == nil {
 		return
 	}
 	b.release()
@@ -80,105 +90,38 @@ func (b *Buffer) release() {
 
 // sharedMem is an aligned buffer from the scheduler (registered memory
 // where io_uring allows) that several Buffers may view (ReadMany merges
-// neighbouring ranges into one read). The last reference returns it to
-// its pool, not to the kernel: no munmap per read.
+// neighbouring ranges into one read). The last reference gives it back to
+// its scheduler's buffer cache (sched.Scheduler.PutBuffer), not to the
+// kernel: no munmap per read. The memory is the scheduler's, and outlives
+// its Close until given back (sched.Scheduler.Close).
 type sharedMem struct {
 	buf  []byte // the whole block, of a power-of-two size class
 	refs atomic.Int32
-	pool *memPool
+	s    *sched.Scheduler
 }
+
+// sharedMems recycles sharedMem objects: a read in steady state
+// allocates none.
+var sharedMems = sync.Pool{New: func() any { return new(sharedMem) }}
 
 func (m *sharedMem) release() {
 	if m.refs.Add(-1) == 0 {
-		m.pool.put(m)
+		m.s.PutBuffer(m.buf)
+		m.buf, m.s = nil, nil
+		sharedMems.Put(m)
 	}
 }
 
-// memPool keeps read memory per scheduler and size class (powers of two
-// from 4 KiB), up to maxPoolBytes in all: enough for thousands of 4 KiB
-// reads outstanding (ReadMany from 50 goroutines x 50 ranges holds 2,500)
-// without a system call per read. What goes beyond is given back.
-type memPool struct {
-	s     *sched.Scheduler
-	mu    sync.Mutex
-	free  [32][]*sharedMem
-	bytes int // in the free lists
-	// allocs counts memory taken from the scheduler (AllocBuffer: an
-	// mmap when the registered arena is full): none in steady state.
-	allocs atomic.Uint64
-}
-
-const maxPoolBytes = 64 << 20
-
-var memPools sync.Map // *sched.Scheduler -> *memPool
-
-func poolFor(s *sched.Scheduler) *memPool {
-	if p, ok := memPools.Load(s); ok {
-		return p.(*memPool)
-	}
-	p, _ := memPools.LoadOrStore(s, &memPool{s: s})
-	return p.(*memPool)
-}
-
-// memClass is the size class of n bytes: 4 KiB << memClass.
-func memClass(n int) int {
-	if n <= 4096 {
-		return 0
-	}
-	return bits.Len(uint((n - 1) >> 12))
-}
-
-// getMany fills dst[i] with memory of at least sizes(i) bytes, holding
-// one reference each, taking the pool's lock once.
-func (p *memPool) getMany(dst []*sharedMem, size func(i int) int) {
-	p.mu.Lock()
-	for i := range dst {
-		c := memClass(size(i))
-		if l := p.free[c]; len(l) > 0 {
-			m := l[len(l)-1]
-			p.free[c] = l[:len(l)-1]
-			p.bytes -= len(m.buf)
-			m.refs.Store(1)
-			dst[i] = m
-		}
-	}
-	p.mu.Unlock()
-	for i := range dst {
-		if dst[i] == nil {
-			dst[i] = p.alloc(size(i))
-		}
-	}
-}
-
-func (p *memPool) get(n int) *sharedMem {
-	var one [1]*sharedMem
-	p.getMany(one[:], func(int) int { return n })
-	return one[0]
-}
-
-func (p *memPool) alloc(n int) *sharedMem {
-	p.allocs.Add(1)
-	buf, err := p.s.AllocBuffer(4096 << memClass(n))
+// getMem returns memory of at least n bytes from s, holding one reference.
+func getMem(s *sched.Scheduler, n int) (*sharedMem, error) {
+	b, err := s.GetBuffer(n)
 	if err != nil {
-		// Out of memory for buffers: nothing sensible is left to do.
-		panic("diskio: allocating a read buffer: " + err.Error())
+		return nil, err
 	}
-	m := &sharedMem{buf: buf, pool: p}
+	m := sharedMems.Get().(*sharedMem)
+	m.buf, m.s = b[:cap(b)], s
 	m.refs.Store(1)
-	return m
-}
-
-func (p *memPool) put(m *sharedMem) {
-	c := memClass(len(m.buf))
-	p.mu.Lock()
-	if p.bytes+len(m.buf) <= maxPoolBytes {
-		p.free[c] = append(p.free[c], m)
-		p.bytes += len(m.buf)
-		p.mu.Unlock()
-		return
-	}
-	p.mu.Unlock()
-	p.s.FreeBuffer(m.buf)
+	return m, nil
 }
 
 // ReadBuffer reads n bytes at off into a pooled aligned buffer and returns
@@ -215,11 +158,13 @@ func (f *File) ReadMany(ranges []Range, opts ReadManyOptions) ([]*Buffer, error)
 // AppendReadMany is ReadMany appending the Buffers to dst: with dst
 // reused, a ReadMany in steady state allocates nothing.
 func (f *File) AppendReadMany(dst []*Buffer, ranges []Range, opts ReadManyOptions) ([]*Buffer, error) {
-	if p, plain, err := f.plainCheck(); err != nil || plain {
-		if err != nil {
-			return dst, err
-		}
-		bufs, err := plainReadMany(p, ranges)
+	plain, err := f.enter("read")
+	if err != nil {
+		return dst, err
+	}
+	defer f.release()
+	if plain {
+		bufs, err := plainReadMany(f.osf, ranges)
 		return append(dst, bufs...), err
 	}
 	for _, r := range ranges {
@@ -230,10 +175,6 @@ func (f *File) AppendReadMany(dst []*Buffer, ranges []Range, opts ReadManyOption
 	if len(ranges) == 0 {
 		return dst, nil
 	}
-	if err := f.acquire("read"); err != nil {
-		return dst, err
-	}
-	defer f.release()
 	if f.acc == os.O_WRONLY {
 		return dst, &fs.PathError{Op: "read", Path: f.name, Err: syscall.EBADF}
 	}
@@ -264,7 +205,6 @@ func (f *File) AppendReadMany(dst []*Buffer, ranges []Range, opts ReadManyOption
 type manyScratch struct {
 	keys   []rangeKey  // ranges by offset
 	groups []manyGroup // one read each
-	mems   []*sharedMem
 	calls  []sched.Call
 	s      *sched.Scheduler
 	batch  sched.Batch // of s; kept, as its wait state is made once
@@ -287,7 +227,6 @@ type manyGroup struct {
 var manyPool = sync.Pool{New: func() any { return new(manyScratch) }}
 
 func (sc *manyScratch) put() {
-	clear(sc.mems)
 	clear(sc.calls)
 	sc.groups = sc.groups[:0]
 	manyPool.Put(sc)
@@ -341,10 +280,13 @@ func (sc *manyScratch) plan(f *File, ranges []Range, opts ReadManyOptions) {
 
 // read issues the groups' reads together and waits for all of them.
 func (sc *manyScratch) read(f *File) error {
-	sc.mems = slices.Grow(sc.mems[:0], len(sc.groups))[:len(sc.groups)]
-	poolFor(f.s).getMany(sc.mems, func(i int) int { return int(sc.groups[i].end - sc.groups[i].start) })
 	for i := range sc.groups {
-		sc.groups[i].mem = sc.mems[i]
+		g := &sc.groups[i]
+		m, err := getMem(f.s, max(int(g.end-g.start), 1))
+		if err != nil {
+			return err // the caller releases what the groups hold
+		}
+		g.mem = m
 	}
 	var first error
 	if len(sc.groups) == 1 {

@@ -122,6 +122,9 @@ const sizeUnknown = 1<<63 - 1
 // (ext4 refuses it for writes); an O_SYNC or O_DSYNC file never tries
 // writes inline (they would wait for the disk). An O_DIRECT file never uses the page cache.
 func (f *File) Nowait() NowaitStatus {
+	if st, ok := f.nowaitPlain(); ok {
+		return st
+	}
 	if f.direct {
 		const why = "O_DIRECT file: no page cache"
 		return NowaitStatus{ReadsReason: why, WritesReason: why}

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"syscall"
@@ -315,6 +316,18 @@ var scenarios = []struct {
 		tr.add("stat dir=%v %v", fi.IsDir(), err)
 		_, err = f.Write([]byte("x"))
 		tr.add("write %v", err)
+		// Seek restarts a listing that stopped part way.
+		f.Seek(0, io.SeekStart)
+		ents, err = f.ReadDir(1)
+		tr.add("readdir(1) %d %v", len(ents), err)
+		pos, err := f.Seek(0, io.SeekStart)
+		tr.add("seek %d %v", pos, err)
+		ents, err = f.ReadDir(-1)
+		tr.add("readdir after seek %d %v", len(ents), err)
+		// Reading at the end of a listing: the offset is the
+		// directory's end cookie, where a read overflows (EINVAL).
+		n, err = f.Read(make([]byte, 10))
+		tr.add("read after listing %d %v", n, err)
 	}},
 	{"regular-misc", func(t *testing.T, im impl, dir string, tr *transcript) {
 		path := filepath.Join(dir, "f")
@@ -377,7 +390,8 @@ var scenarios = []struct {
 	{"kernel-error", func(t *testing.T, im impl, dir string, tr *transcript) {
 		// EFBIG comes from the kernel (the scheduler's request): os.File's
 		// PathError, reached with errors.As, Err the bare errno. diskio
-		// wraps it in an *IOError naming the caller's offset and length.
+		// puts one *IOError naming the caller's offset and length over
+		// it, and nothing else: below the IOError, the chain is os.File's.
 		f, err := im.open(filepath.Join(dir, "f"), os.O_RDWR|os.O_CREATE, 0o644)
 		require.NoError(t, err)
 		defer f.Close()
@@ -389,11 +403,18 @@ var scenarios = []struct {
 			if ioe, ok := err.(*IOError); ok {
 				require.Contains(t, err.Error(), fmt.Sprintf(" at offset %d (1 bytes): file too large", off))
 				require.Equal(t, off, ioe.Off)
-				var sioe *sched.IOError // the request as issued, still reachable
-				require.ErrorAs(t, err, &sioe)
+				require.Equal(t, 1, ioe.Len)
+				var sioe *sched.IOError // the scheduler's account: not a second layer
+				require.False(t, errors.As(err, &sioe), "a second wrapper: %#v", sioe)
+				err = errors.Unwrap(err)
 			} else {
 				require.Equal(t, "os", im.name, "diskio's kernel error is not an *IOError: %#v", err)
 			}
+			var chain []string
+			for e := err; e != nil; e = errors.Unwrap(e) {
+				chain = append(chain, fmt.Sprintf("%T", e))
+			}
+			tr.add("chain %v", chain)
 		}
 	}},
 	{"closed", func(t *testing.T, im impl, dir string, tr *transcript) {
@@ -411,10 +432,81 @@ var scenarios = []struct {
 		tr.add("close %v", f.Close())
 		allMethods(tr, f)
 	}},
+	{"open", func(t *testing.T, im impl, dir string, tr *transcript) {
+		path := filepath.Join(dir, "f")
+		require.NoError(t, os.WriteFile(path, []byte("0123456789abcdef"), 0o644))
+		f, err := im.open(path, os.O_RDWR, 0)
+		require.NoError(t, err)
+		allMethods(tr, f)
+		got, err := os.ReadFile(path)
+		tr.add("content %q %v", got, err)
+	}},
+	{"open-fifo", func(t *testing.T, im impl, dir string, tr *transcript) {
+		allMethods(tr, openFIFO(t, im, dir))
+	}},
+	{"open-device", func(t *testing.T, im impl, dir string, tr *transcript) {
+		allMethods(tr, openNullDevice(t, im, dir))
+	}},
+	{"open-dir", func(t *testing.T, im impl, dir string, tr *transcript) {
+		allMethods(tr, openDir(t, im, dir))
+	}},
+	{"closed-fifo", func(t *testing.T, im impl, dir string, tr *transcript) {
+		f := openFIFO(t, im, dir)
+		tr.add("close %v", f.Close())
+		allMethods(tr, f)
+	}},
+	{"closed-device", func(t *testing.T, im impl, dir string, tr *transcript) {
+		f := openNullDevice(t, im, dir)
+		tr.add("close %v", f.Close())
+		allMethods(tr, f)
+	}},
 	{"nil", func(t *testing.T, im impl, dir string, tr *transcript) {
 		allMethods(tr, im.nil)
 		tr.add("name panics %v", panics(func() { im.nil.Name() }))
 	}},
+}
+
+// openFIFO opens a FIFO in dir for reading and writing, with 32 bytes
+// waiting in it.
+func openFIFO(t *testing.T, im impl, dir string) osLike {
+	path := filepath.Join(dir, "fifo")
+	require.NoError(t, unix.Mkfifo(path, 0o644))
+	f, err := im.open(path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	w, err := os.OpenFile(path, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = w.WriteString("fifo data, thirty-two bytes long")
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	return f
+}
+
+// openNullDevice opens a node of the null device (1, 3) made in dir: its
+// mode may be changed by the test, where /dev/null's must not be.
+func openNullDevice(t *testing.T, im impl, dir string) osLike {
+	path := filepath.Join(dir, "null")
+	if err := unix.Mknod(path, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+		t.Skipf("mknod: %v", err)
+	}
+	f, err := im.open(path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	return f
+}
+
+// openDir opens a directory of three files in dir; the test's working
+// directory is restored at its end (Chdir).
+func openDir(t *testing.T, im impl, dir string) osLike {
+	d := filepath.Join(dir, "d")
+	require.NoError(t, os.Mkdir(d, 0o755))
+	for _, n := range []string{"a", "b", "c"} {
+		require.NoError(t, os.WriteFile(filepath.Join(d, n), []byte(n), 0o644))
+	}
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	t.Cleanup(func() { os.Chdir(wd) })
+	f, err := im.open(d, os.O_RDONLY, 0)
+	require.NoError(t, err)
+	return f
 }
 
 func panics(fn func()) (p bool) {
@@ -444,7 +536,6 @@ func allMethods(tr *transcript, f osLike) {
 	tr.add("Stat %v %v", fi == nil, err)
 	tr.add("Truncate %v", f.Truncate(0))
 	tr.add("Sync %v", f.Sync())
-	tr.add("Fd %x", f.Fd())
 	ents, err := f.ReadDir(-1)
 	tr.add("ReadDir %d %v", len(ents), err)
 	fis, err := f.Readdir(-1)
@@ -470,6 +561,9 @@ func allMethods(tr *transcript, f osLike) {
 	tr.add("io.Copy in %d %v", n64, err)
 	n64, err = io.Copy(io.Discard, f)
 	tr.add("io.Copy out %d %v", n64, err)
+	// Last: on a FIFO, Fd puts the descriptor in blocking mode, and a
+	// read after it would wait for ever.
+	tr.add("Fd valid %v", f.Fd() != ^uintptr(0))
 	tr.add("Close %v", f.Close())
 }
 
@@ -493,4 +587,281 @@ func TestConformance(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The methods os.File does not have, and the streams'. No oracle to
+// compare with: instead the default (page cache) and Direct must agree,
+// except where the mode is the answer (modeSpecific, on an open regular
+// file), and each state keeps its contract: a nil File or stream gives
+// os.ErrInvalid, a closed one os.ErrClosed (a *fs.PathError naming the
+// file), and none panics.
+
+// extraMethod calls one method and returns what it saw: a transcript
+// line, and the errors the state's contract applies to.
+type extraMethod struct {
+	name         string
+	modeSpecific bool
+	call         func(f *File) (string, []error)
+}
+
+func one(format string, v any, err error) (string, []error) {
+	return fmt.Sprintf(format, v, describeErr(err)), []error{err}
+}
+
+// bufferText describes Buffers and releases them.
+func bufferText(bufs ...*Buffer) string {
+	var parts []string
+	for _, b := range bufs {
+		parts = append(parts, fmt.Sprintf("%q", b.Bytes()))
+		b.Release()
+	}
+	return strings.Join(parts, ",")
+}
+
+var extraMethods = []extraMethod{
+	{"Direct", true, func(f *File) (string, []error) { return fmt.Sprint(f.Direct()), nil }},
+	{"Alignment", true, func(f *File) (string, []error) { return fmt.Sprint(f.Alignment() > 1), nil }},
+	{"Prefetch", false, func(f *File) (string, []error) { return one("%v%s", "", f.Prefetch(0, 4096)) }},
+	{"Advise", false, func(f *File) (string, []error) { return one("%v%s", "", f.Advise(0, 4096, AdviceDontNeed)) }},
+	{"Preallocate", false, func(f *File) (string, []error) { return one("%v%s", "", f.Preallocate(0, 4096)) }},
+	{"PreallocateKeepSize", false, func(f *File) (string, []error) { return one("%v%s", "", f.PreallocateKeepSize(0, 8192)) }},
+	{"Datasync", false, func(f *File) (string, []error) { return one("%v%s", "", f.Datasync()) }},
+	{"WriteAtDSync", false, func(f *File) (string, []error) {
+		n, err := f.WriteAtDSync([]byte("dsync"), 3)
+		return one("%d %s", n, err)
+	}},
+	{"ReadBuffer", false, func(f *File) (string, []error) {
+		b, err := f.ReadBuffer(1, 6)
+		if b == nil {
+			return one("%v %s", "nil", err)
+		}
+		return one("%s %s", bufferText(b), err)
+	}},
+	{"ReadMany", false, func(f *File) (string, []error) {
+		bufs, err := f.ReadMany([]Range{{0, 4}, {2, 4}, {4000, 8}}, ReadManyOptions{})
+		return one("%s %s", bufferText(bufs...), err)
+	}},
+	{"AppendReadMany", false, func(f *File) (string, []error) {
+		bufs, err := f.AppendReadMany(nil, []Range{{5, 3}}, ReadManyOptions{MaxMerge: NoMerge})
+		return one("%s %s", bufferText(bufs...), err)
+	}},
+	{"OSFile", false, func(f *File) (string, []error) {
+		o, err := f.OSFile()
+		if o == nil {
+			return one("%v %s", "nil", err)
+		}
+		fi, serr := o.Stat()
+		o.Close()
+		return fmt.Sprintf("mode %v %v %s", fi.Mode(), serr, describeErr(err)), []error{err}
+	}},
+	{"NewStreamReader", false, func(f *File) (string, []error) {
+		r, err := f.NewStreamReader(0, StreamOptions{BufferSize: 4096, ReadAhead: 2})
+		line, errs := streamReaderText(r)
+		return fmt.Sprintf("%s; %s", describeErr(err), line), streamErrs(r == nil, err, errs)
+	}},
+	{"NewStreamWriter", false, func(f *File) (string, []error) {
+		w, err := f.NewStreamWriter(1, StreamOptions{BufferSize: 4096, ReadAhead: 2})
+		line, errs := streamWriterText(w)
+		return fmt.Sprintf("%s; %s", describeErr(err), line), streamErrs(w == nil, err, errs)
+	}},
+	// Last: a page-cache File that OpenFile did not tell apart learns
+	// its kind from the calls above.
+	{"Nowait", true, func(f *File) (string, []error) { return f.Nowait().String(), nil }},
+}
+
+// streamErrs are the errors a NewStream* call's state contract applies
+// to: the constructor's, and its stream's methods' when it made one. The
+// methods of a nil stream (the constructor failed) must say
+// os.ErrInvalid whatever the File's state: a wrapped nil error fails the
+// contract of every state.
+func streamErrs(nilStream bool, err error, methods []error) []error {
+	if !nilStream {
+		return append(methods, err)
+	}
+	for _, e := range methods {
+		if !errors.Is(e, os.ErrInvalid) {
+			return []error{err, fmt.Errorf("a nil stream's method returned %v, not os.ErrInvalid", e)}
+		}
+	}
+	return []error{err}
+}
+
+// streamReaderMethods and streamWriterMethods call every method of a
+// stream, in order.
+var streamReaderMethods = []string{"Read", "NextBuffer", "Close"}
+
+func streamReaderText(r *StreamReader) (string, []error) {
+	b := make([]byte, 5)
+	n, rerr := r.Read(b)
+	buf, berr := r.NextBuffer()
+	got := "nil"
+	if buf != nil {
+		got = fmt.Sprintf("%d bytes", len(buf.Bytes()))
+		buf.Release()
+	}
+	cerr := r.Close()
+	n2, rerr2 := r.Read(b) // after Close
+	return fmt.Sprintf("Read %d %q %s; NextBuffer %s %s; Close %s; Read %d %s", n, b[:n], describeErr(rerr), got, describeErr(berr),
+		describeErr(cerr), n2, describeErr(rerr2)), []error{rerr, berr, cerr}
+}
+
+var streamWriterMethods = []string{"Write", "Flush", "Sync", "Close"}
+
+func streamWriterText(w *StreamWriter) (string, []error) {
+	n, werr := w.Write([]byte("streamed"))
+	ferr := w.Flush()
+	serr := w.Sync()
+	cerr := w.Close()
+	_, werr2 := w.Write([]byte("x")) // after Close
+	ferr2 := w.Flush()
+	return fmt.Sprintf("Write %d %s; Flush %s; Sync %s; Close %s; Write %s; Flush %s", n, describeErr(werr), describeErr(ferr),
+		describeErr(serr), describeErr(cerr), describeErr(werr2), describeErr(ferr2)), []error{werr, ferr, serr, cerr}
+}
+
+// TestConformanceMethodsCovered: every exported method of File is in
+// osLike (compared with os.File) or in extraMethods, and every method of
+// the streams in their tables: a new method must say what it does on a
+// closed, nil and non-regular file.
+func TestConformanceMethodsCovered(t *testing.T) {
+	covered := map[string]bool{}
+	osT := reflect.TypeFor[osLike]()
+	for i := range osT.NumMethod() {
+		covered[osT.Method(i).Name] = true
+	}
+	for _, m := range extraMethods {
+		covered[m.name] = true
+	}
+	ft := reflect.TypeFor[*File]()
+	for i := range ft.NumMethod() {
+		require.True(t, covered[ft.Method(i).Name], "File.%s is in no conformance table", ft.Method(i).Name)
+	}
+	for typ, names := range map[reflect.Type][]string{
+		reflect.TypeFor[*StreamReader](): streamReaderMethods,
+		reflect.TypeFor[*StreamWriter](): streamWriterMethods,
+	} {
+		require.Equal(t, typ.NumMethod(), len(names), "%v", typ)
+		for _, n := range names {
+			_, ok := typ.MethodByName(n)
+			require.True(t, ok, "%v.%s", typ, n)
+		}
+	}
+}
+
+// extraState is a File in one of the states the extras are run in.
+type extraState struct {
+	name string
+	// open returns the File (nil for the nil state); closed says
+	// whether it is closed before the calls.
+	open   func(t *testing.T, mode DirectMode, dir string) *File
+	closed bool
+}
+
+func openExtra(open func(t *testing.T, im impl, dir string) osLike) func(t *testing.T, mode DirectMode, dir string) *File {
+	return func(t *testing.T, mode DirectMode, dir string) *File {
+		im := impl{open: func(n string, fl int, p fs.FileMode) (osLike, error) {
+			f, err := OpenFile(n, fl, p, WithDirect(mode))
+			if err != nil {
+				return nil, err
+			}
+			return f, nil
+		}}
+		return open(t, im, dir).(*File)
+	}
+}
+
+func openRegularExtra(t *testing.T, mode DirectMode, dir string) *File {
+	path := filepath.Join(dir, "f")
+	require.NoError(t, os.WriteFile(path, []byte("0123456789abcdef"), 0o644))
+	f, err := OpenFile(path, os.O_RDWR, 0, WithDirect(mode))
+	require.NoError(t, err)
+	return f
+}
+
+var extraStates = []extraState{
+	{"open", openRegularExtra, false},
+	{"closed", openRegularExtra, true},
+	{"nil", func(*testing.T, DirectMode, string) *File { return nil }, false},
+	{"open-fifo", openExtra(openFIFO), false},
+	{"open-device", openExtra(openNullDevice), false},
+	{"open-dir", openExtra(openDir), false},
+	{"closed-fifo", openExtra(openFIFO), true},
+	{"closed-device", openExtra(openNullDevice), true},
+	{"closed-dir", openExtra(openDir), true},
+}
+
+// TestConformanceExtras runs every method os.File lacks, and the
+// streams', on open, closed, nil and non-regular Files, in the default
+// mode and Direct.
+func TestConformanceExtras(t *testing.T) {
+	for _, st := range extraStates {
+		t.Run(st.name, func(t *testing.T) {
+			var got [][]string
+			for _, mode := range []DirectMode{PageCache, Direct} {
+				dir := t.TempDir()
+				tr := &transcript{dir: dir}
+				f := st.open(t, mode, dir)
+				if st.closed {
+					require.NoError(t, f.Close())
+				}
+				for _, m := range extraMethods {
+					var line string
+					var errs []error
+					noPanic(t, m.name, func() { line, errs = m.call(f) })
+					if m.modeSpecific && (st.name == "open" || st.name == "closed" && m.name != "Nowait") {
+						line = "(depends on the mode)"
+					}
+					tr.add("%s: %s", m.name, line)
+					for _, err := range errs {
+						switch {
+						case f == nil:
+							require.ErrorIs(t, err, os.ErrInvalid, "%s on a nil File", m.name)
+						case st.closed:
+							require.ErrorIs(t, err, os.ErrClosed, "%s on a closed File", m.name)
+							var pe *fs.PathError
+							require.ErrorAs(t, err, &pe, "%s", m.name)
+							require.Equal(t, f.Name(), pe.Path, "%s", m.name)
+						}
+					}
+				}
+				if f != nil && !st.closed {
+					tr.add("Close %v", f.Close())
+					if st.name == "open" {
+						got, err := os.ReadFile(f.Name())
+						tr.add("content %q %v", got, err)
+					}
+				}
+				got = append(got, tr.lines)
+			}
+			require.Equal(t, got[0], got[1], "the default (expected) against Direct (actual)")
+			if testing.Verbose() {
+				t.Log(strings.Join(got[0], "\n"))
+			}
+		})
+	}
+	// A nil Buffer (what a failed ReadBuffer returns) has no bytes.
+	noPanic(t, "nil Buffer", func() {
+		var b *Buffer
+		require.Nil(t, b.Bytes())
+		b.Release()
+	})
+	// A stream of an open File, once the File is closed under it.
+	t.Run("stream-file-closed", func(t *testing.T) {
+		for _, mode := range []DirectMode{PageCache, Direct} {
+			f := openRegularExtra(t, mode, t.TempDir())
+			r, err := f.NewStreamReader(0, StreamOptions{BufferSize: 4096, ReadAhead: 2})
+			require.NoError(t, err)
+			w, err := f.NewStreamWriter(0, StreamOptions{BufferSize: 4096, ReadAhead: 2})
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+			_, errs := streamReaderText(r)
+			require.ErrorIs(t, errs[0], os.ErrClosed)
+			require.ErrorIs(t, errs[1], os.ErrClosed)
+			require.NoError(t, errs[2])
+			_, errs = streamWriterText(w)
+			require.NoError(t, errs[0]) // buffered, not written yet
+			for _, err := range errs[1:] {
+				require.ErrorIs(t, err, os.ErrClosed)
+			}
+		}
+	})
 }

@@ -162,7 +162,7 @@ func TestFaultsFileErrorsReachCaller(t *testing.T) {
 			require.Equal(t, "write", pe.Op)
 			require.Equal(t, path, pe.Path)
 			require.ErrorIs(t, err, want)
-			var ioe *sched.IOError
+			var ioe *IOError
 			require.ErrorAs(t, err, &ioe)
 			require.Equal(t, int64(i)*blk, ioe.Off)
 			require.Contains(t, err.Error(), "offset "+strconv.Itoa(i*blk))

@@ -36,8 +36,9 @@ type File struct {
 	syncFd bool         // bfd is O_SYNC or O_DSYNC: every write through it waits for the disk
 	uses   atomic.Int32 // a direct File's requests to the scheduler, up to registerAfter
 	fixed  atomic.Bool  // fd is in the scheduler's registered file table (registerSoon)
+	class  sched.Class  // WithClass, set on fd and bfd (class_linux.go)
 	plain  bool         // a file the runtime polls, or known not regular: every call goes to osf (plain_linux.go)
-	kind   atomic.Int32 // kindRegular or kindOther once known, where OpenFile did not fstat (plainCheck)
+	kind   atomic.Int32 // kindRegular or kindOther once known, where OpenFile did not fstat (enter)
 
 	// refs is the fdMutex-style count of calls in progress; refClosed
 	// marks Close. Close waits for the count to drain before it touches
@@ -109,7 +110,8 @@ func OpenFile(name string, flag int, perm fs.FileMode, opts ...Option) (*File, e
 	if pf != nil || err != nil {
 		return pf, err // a FIFO, device or directory: os.File's way
 	}
-	return newFile(name, osf, s, flag, flag, 0, o.direct, st)
+	f, err := newFile(name, osf, s, flag, flag, 0, o.direct, st)
+	return withClass(f, err, o.class)
 }
 
 // fileOptions applies opts and finds the scheduler they name (the
@@ -187,7 +189,13 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 			acc = unix.O_RDONLY
 		}
 		// O_SYNC and O_DSYNC carry over: F_SETFL cannot set them later.
-		dfd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(f.bfd), acc|unix.O_CLOEXEC|fl&unix.O_SYNC, 0)
+		dfd, err := f.reopen(acc | unix.O_CLOEXEC | fl&unix.O_SYNC)
+		if (err == unix.EACCES || err == unix.EPERM) && acc == unix.O_RDWR && f.acc == os.O_WRONLY {
+			// Write-only, on a file this process may not read: the
+			// File never reads through dfd (its reads fail with
+			// EBADF, as os.File's), so a write-only one serves.
+			dfd, err = f.reopen(unix.O_WRONLY | unix.O_CLOEXEC | fl&unix.O_SYNC)
+		}
 		switch {
 		case err == nil:
 			if err := setfl(dfd, fl&^unix.O_APPEND|unix.O_DIRECT); err != nil {
@@ -228,6 +236,16 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 	}
 	f.dur.init()
 	return nil
+}
+
+// reopen opens the File's file again through /proc/self/fd, with flag.
+func (f *File) reopen(flag int) (int, error) {
+	for {
+		fd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(f.bfd), flag, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
 }
 
 // registerAfter is how many requests a direct File sends to the scheduler
@@ -359,24 +377,28 @@ func (f *File) pathErr(op string, err error) error {
 }
 
 // pathErrAt is pathErr for a read or write of n bytes at off: a failure
-// of the kernel's becomes an *IOError naming them.
+// of the kernel's becomes an *IOError naming them (the scheduler's own
+// account of the request, in the aligned terms the kernel saw, is not
+// kept: one layer over the PathError, see IOError).
 func (f *File) pathErrAt(op string, off int64, n int, err error) error {
 	if err == nil || err == io.EOF {
 		return err // before errors.As, whose target would escape: no allocation per read
 	}
 	var ioe *sched.IOError
 	if errors.As(err, &ioe) && ioe.Err != unix.EISDIR { // a directory: not a failure at a range
-		return &IOError{PathError: fs.PathError{Op: op, Path: f.name, Err: ioe.Err}, Off: off, Len: n, Request: ioe}
+		return &IOError{PathError: fs.PathError{Op: op, Path: f.name, Err: ioe.Err}, Off: off, Len: n}
 	}
 	return f.pathErr(op, err)
 }
 
 // Close ends the file's StreamReaders (their reads then fail with
 // os.ErrClosed), waits for the calls in progress, and closes the file.
-// Calls after Close fail with os.ErrClosed.
+// Calls after Close fail with os.ErrClosed, on every kind of file, and
+// never use the descriptor number again (the kernel may have given it
+// to another file by then).
 func (f *File) Close() error {
-	if p, ok := f.plainPath(); ok {
-		return p.Close()
+	if f == nil {
+		return os.ErrInvalid
 	}
 	for {
 		old := f.refs.Load()
@@ -390,11 +412,20 @@ func (f *File) Close() error {
 			break
 		}
 	}
+	if f.plain {
+		// Every call of a plain File reaches the descriptor through
+		// the *os.File, whose own count keeps it until those in
+		// progress are done; and its Close must come now, not after
+		// them: it is what wakes a read blocked in the poller (a FIFO
+		// nobody writes).
+		return f.osf.Close()
+	}
 	f.streams.end()
 	f.drainL.wait()
 	if f.direct {
 		runtime.SetFinalizer(f, nil)
 	}
+	f.clearClass()
 	if f.fixed.Load() {
 		// Before the descriptor is closed: a new file given the same
 		// number must not inherit the registered slot.

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"syscall"
@@ -19,7 +20,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
+	"github.com/diskio-go/diskio/internal/dio"
 	"github.com/diskio-go/diskio/internal/testenv"
 )
 
@@ -512,5 +515,72 @@ func TestReadAtZeroAllocs(t *testing.T) {
 	} {
 		require.Zero(t, testing.AllocsPerRun(500, fn), "page cache %s", name)
 		require.NoError(t, err, name)
+	}
+}
+
+// withoutDACOverride runs fn on an OS thread of its own that lacks the
+// capabilities to bypass file permissions (CAP_DAC_OVERRIDE,
+// CAP_DAC_READ_SEARCH), as an unprivileged process would: capabilities
+// are per thread, and the thread ends with fn (it is never unlocked).
+func withoutDACOverride(t *testing.T, fn func()) {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var data [2]unix.CapUserData
+		if err := unix.Capget(&hdr, &data[0]); err != nil {
+			errc <- err
+			return
+		}
+		data[0].Effective &^= 1<<unix.CAP_DAC_OVERRIDE | 1<<unix.CAP_DAC_READ_SEARCH
+		if err := unix.Capset(&hdr, &data[0]); err != nil {
+			errc <- err
+			return
+		}
+		fn()
+		errc <- nil
+	}()
+	require.NoError(t, <-errc)
+}
+
+// TestDirectWriteOnlyUnreadable: a file opened O_WRONLY whose permissions
+// forbid reading still gets O_DIRECT: the second descriptor is reopened
+// write-only when read-write access is refused.
+func TestDirectWriteOnlyUnreadable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wo")
+	require.NoError(t, os.WriteFile(path, nil, 0o200))
+	for _, m := range []DirectMode{Direct, DirectRequired} {
+		var f *File
+		var err error
+		var rwErr error
+		withoutDACOverride(t, func() {
+			// The check the File's reopening meets.
+			var fd int
+			if fd, rwErr = unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0); rwErr == nil {
+				unix.Close(fd)
+			}
+			f, err = OpenFile(path, os.O_WRONLY, 0, WithDirect(m))
+		})
+		require.ErrorIs(t, rwErr, syscall.EACCES, "the file must not be readable for the test to mean anything")
+		if err != nil && m == DirectRequired {
+			var ue *dio.UnsupportedError
+			if errors.As(err, &ue) {
+				testenv.Unavailable(t, "odirect", err)
+			}
+		}
+		require.NoError(t, err, "mode %v", m)
+		require.True(t, f.Direct(), "mode %v: a write-only file that may not be read lost O_DIRECT", m)
+		data := randomBytes(3*4096+100, 9)
+		n, err := f.WriteAt(data, 0)
+		require.NoError(t, err)
+		require.Equal(t, len(data), n)
+		_, err = f.ReadAt(make([]byte, 10), 0)
+		require.ErrorIs(t, err, syscall.EBADF)
+		require.NoError(t, f.Sync())
+		require.NoError(t, f.Close())
+		got, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.Equal(t, data, got)
 	}
 }

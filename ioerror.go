@@ -6,21 +6,19 @@ import (
 )
 
 // IOError is a read or write the kernel failed, for example with EIO or
-// ENOSPC. It holds an *fs.PathError exactly as os.File would return it:
-// errors.As finds it, its Op and Path are os.File's and its Err is the
-// bare errno, so pe.Err == syscall.EIO holds, as errors.Is(err,
-// syscall.EIO) does. The text adds the caller's offset and length, and
-// Request, the scheduler's own account of the request that failed
-// (*sched.IOError on Linux, in the aligned terms the kernel saw), stays
-// reachable with errors.As.
+// ENOSPC. It is the *fs.PathError os.File would return, with the range
+// the caller asked for: errors.As finds the PathError, whose Op and Path
+// are os.File's and whose Err is the bare errno (pe.Err == syscall.EIO
+// holds, as errors.Is(err, syscall.EIO) does), and errors.As finds the
+// IOError itself for Off and Len. Nothing else is wrapped: the IOError is
+// the one layer over the PathError, as the PathError is over the errno.
 //
 // Other failures (a closed file, a bad argument, the access mode) are a
 // plain *fs.PathError, as os.File's.
 type IOError struct {
 	fs.PathError
-	Off     int64 // the caller's offset
-	Len     int   // the caller's length
-	Request error // what the scheduler issued and the kernel refused
+	Off int64 // the caller's offset
+	Len int   // the caller's length
 }
 
 func (e *IOError) Error() string {
@@ -28,10 +26,5 @@ func (e *IOError) Error() string {
 		" (" + strconv.Itoa(e.Len) + " bytes): " + e.Err.Error()
 }
 
-// Unwrap returns the *fs.PathError and the Request.
-func (e *IOError) Unwrap() []error {
-	if e.Request == nil {
-		return []error{&e.PathError}
-	}
-	return []error{&e.PathError, e.Request}
-}
+// Unwrap returns the *fs.PathError.
+func (e *IOError) Unwrap() error { return &e.PathError }

@@ -6,6 +6,7 @@ import "github.com/diskio-go/diskio/sched"
 
 type platformOptions struct {
 	sched *sched.Scheduler
+	class sched.Class
 }
 
 // WithScheduler sends the file's I/O through s instead of the process-wide

@@ -4,7 +4,9 @@ package diskio
 
 import "github.com/diskio-go/diskio/sched"
 
-type platformOptions struct{}
+type platformOptions struct {
+	class sched.Class // WithClass: nothing to schedule here
+}
 
 // WithScheduler sends the file's I/O through s instead of the process-wide
 // default scheduler. On this system there is no scheduler (sched.New

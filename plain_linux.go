@@ -32,7 +32,7 @@ import (
 // directory's reads; a device's own reads, writes and offsets).
 func plainFile(name string, osf *os.File, stat bool) (*unix.Stat_t, *File, error) {
 	if osf.SetReadDeadline(time.Time{}) == nil {
-		return nil, &File{name: name, osf: osf, fd: -1, plain: true}, nil
+		return nil, plainOf(name, osf), nil
 	}
 	if !stat {
 		return nil, nil, nil
@@ -46,7 +46,13 @@ func plainFile(name string, osf *os.File, stat bool) (*unix.Stat_t, *File, error
 	if st.Mode&unix.S_IFMT == unix.S_IFREG {
 		return st, nil, nil
 	}
-	return nil, &File{name: name, osf: osf, fd: fd, plain: true}, nil
+	return nil, plainOf(name, osf), nil
+}
+
+// plainOf is the plain File for osf. It keeps no descriptor number of
+// its own (-1): every call goes through osf.
+func plainOf(name string, osf *os.File) *File {
+	return &File{name: name, osf: osf, bfd: -1, fd: -1, plain: true}
 }
 
 // plainPath returns the *os.File that serves f's calls when f is plain.
@@ -62,35 +68,47 @@ func (f *File) plainPath() (*os.File, bool) {
 	return nil, false
 }
 
-// plainCheck is plainPath for the methods os.File does not have: nil
-// gives os.ErrInvalid; a plain file is served by the caller's fallback.
-// A page-cache File opened without an fstat learns here, once, whether
-// it is a regular file: a directory or a device gets these methods'
-// plain behaviour, as if OpenFile had told it apart.
-func (f *File) plainCheck() (*os.File, bool, error) {
+// enter is acquire for the methods os.File does not have, on every kind
+// of File: a nil File gets os.ErrInvalid (as os.File's methods give it),
+// a closed one os.ErrClosed with op; otherwise the caller holds a
+// reference until release, and plain says the File is not a regular file,
+// so the method takes its plain way (on f.osf, never on a descriptor
+// number: os.File's own count keeps its descriptor). A page-cache File
+// opened without an fstat learns here, once, whether it is a regular
+// file: a directory or a device gets these methods' plain behaviour, as
+// if OpenFile had told it apart. The fstat runs under the reference, so
+// it is of this File's descriptor, never of a number Close gave back.
+func (f *File) enter(op string) (plain bool, err error) {
 	if f == nil {
-		return nil, false, os.ErrInvalid
+		return false, os.ErrInvalid
+	}
+	if err := f.acquire(op); err != nil {
+		return false, err
 	}
 	if f.plain {
-		return f.osf, true, nil
+		return true, nil
 	}
 	switch f.kind.Load() {
 	case kindRegular:
-		return f.osf, false, nil
+		return false, nil
 	case kindOther:
-		return f.osf, true, nil
+		return true, nil
 	}
 	var st unix.Stat_t
 	if err := ignoringEINTR(func() error { return unix.Fstat(f.bfd, &st) }); err != nil {
-		return f.osf, false, nil // the method's own call reports it
+		return false, nil // the method's own call reports it
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		f.kind.Store(kindOther)
-		return f.osf, true, nil
+		return true, nil
 	}
 	f.kind.Store(kindRegular)
-	return f.osf, false, nil
+	return false, nil
 }
+
+// notRegular reports what enter would say of f's kind, without asking
+// the kernel: true once f is known not to be a regular file.
+func (f *File) notRegular() bool { return f.plain || f.kind.Load() == kindOther }
 
 // A File's kind, where OpenFile did not ask (File.kind).
 const (
@@ -100,6 +118,24 @@ const (
 )
 
 var errNotRegular = errors.New("not a regular file")
+
+// nowaitPlain is Nowait for a nil File (os.ErrInvalid as the reason), a
+// closed one (os.ErrClosed), and one known not to be a regular file,
+// whose calls are os.File's.
+func (f *File) nowaitPlain() (NowaitStatus, bool) {
+	why := ""
+	switch {
+	case f == nil:
+		why = os.ErrInvalid.Error()
+	case f.refs.Load()&refClosed != 0:
+		why = os.ErrClosed.Error()
+	case f.notRegular():
+		why = errNotRegular.Error() + ": os.File's calls"
+	default:
+		return NowaitStatus{}, false
+	}
+	return NowaitStatus{ReadsReason: why, WritesReason: why}, true
+}
 
 // plainReadBuffer is ReadBuffer on a plain file: ReadAt into new memory,
 // as os.File would (a FIFO's ReadAt fails with ESPIPE).
@@ -115,23 +151,31 @@ func plainReadBuffer(p *os.File, off int64, n int) (*Buffer, error) {
 	return &Buffer{data: buf[:m]}, err
 }
 
-// plainDatasync is fdatasync on a plain file's descriptor, reported as
-// os.File.Sync reports fsync.
-func plainDatasync(p *os.File) error {
+// plainControl runs fn on a plain file's descriptor under os.File's own
+// reference (SyscallConn), so that a Close meanwhile cannot give the
+// number away; fn's error is reported as os.File reports a system call's,
+// a *fs.PathError with op.
+func plainControl(p *os.File, op string, fn func(fd int) error) error {
 	rc, err := p.SyscallConn()
 	if err != nil {
 		return err
 	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) {
-		serr = ignoringEINTR(func() error { return unix.Fdatasync(int(fd)) })
-	}); err != nil {
-		return &fs.PathError{Op: "sync", Path: p.Name(), Err: err}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = ignoringEINTR(func() error { return fn(int(fd)) }) }); err != nil {
+		// Closed meanwhile (poll's "use of closed file"): os.File's
+		// own methods say os.ErrClosed.
+		return &fs.PathError{Op: op, Path: p.Name(), Err: os.ErrClosed}
 	}
-	if serr != nil {
-		return &fs.PathError{Op: "sync", Path: p.Name(), Err: serr}
+	if ferr != nil {
+		return &fs.PathError{Op: op, Path: p.Name(), Err: ferr}
 	}
 	return nil
+}
+
+// plainDatasync is fdatasync on a plain file's descriptor, reported as
+// os.File.Sync reports fsync.
+func plainDatasync(p *os.File) error {
+	return plainControl(p, "sync", unix.Fdatasync)
 }
 
 // plainPreallocate is fallocate on a plain file's descriptor (block
@@ -141,20 +185,7 @@ func plainPreallocate(p *os.File, mode uint32, off, n int64) error {
 	if off < 0 || n <= 0 || off > maxOffset-n {
 		return &fs.PathError{Op: "preallocate", Path: p.Name(), Err: syscall.EINVAL}
 	}
-	rc, err := p.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ferr error
-	if err := rc.Control(func(fd uintptr) {
-		ferr = ignoringEINTR(func() error { return unix.Fallocate(int(fd), mode, off, n) })
-	}); err != nil {
-		return &fs.PathError{Op: "preallocate", Path: p.Name(), Err: err}
-	}
-	if ferr != nil {
-		return &fs.PathError{Op: "preallocate", Path: p.Name(), Err: ferr}
-	}
-	return nil
+	return plainControl(p, "preallocate", func(fd int) error { return unix.Fallocate(fd, mode, off, n) })
 }
 
 // plainReadMany is ReadMany on a plain file: one plainReadBuffer a range.

@@ -112,7 +112,10 @@ func (f *File) bounceRead(b []byte, off int64) (int, error) {
 			end = start + maxBounce
 			chunk = chunk[:end-(off+int64(done))]
 		}
-		buf := f.getBounce(int(end - start))
+		buf, err := f.getBounce(int(end - start))
+		if err != nil {
+			return done, err
+		}
 		n, err := f.s.ReadAt(f.fd, buf, start)
 		skip := int(off + int64(done) - start)
 		m := 0

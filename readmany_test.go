@@ -80,11 +80,10 @@ func TestReadManySteadyStateNoAllocNoMmap(t *testing.T) {
 		for range 20 {
 			round() // warm the pools
 		}
-		pool := poolFor(s)
-		before := pool.allocs.Load()
+		before := s.BufferStats().Allocs
 		allocs := testing.AllocsPerRun(100, round)
 		require.Zero(t, allocs, "heap allocations per ReadMany of %d ranges, %+v", len(ranges), opts)
-		require.Equal(t, before, pool.allocs.Load(), "memory taken from the scheduler in steady state, %+v", opts)
+		require.Equal(t, before, s.BufferStats().Allocs, "memory taken from the scheduler in steady state, %+v", opts)
 	}
 }
 

@@ -64,6 +64,9 @@ func (f *File) Seek(offset int64, whence int) (int64, error) {
 	defer f.release()
 	f.posMu.Lock()
 	defer f.posMu.Unlock()
+	if f.kind.Load() == kindOther {
+		return f.seekOther(offset, whence)
+	}
 	switch whence {
 	case io.SeekStart:
 	case io.SeekCurrent:

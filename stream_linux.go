@@ -53,8 +53,7 @@ type StreamReader struct {
 	batch    sched.Batch // the first reads reach the kernel together
 	next     int64       // offset of the next read to issue
 	end      int64       // offset the stream stops at
-	pool     *memPool
-	oneDeep  bool // ReadAhead 1: read each buffer when needed (see above)
+	oneDeep  bool        // ReadAhead 1: read each buffer when needed (see above)
 	cur      []byte
 	curOff   int // offset of cur[0] in the head slot's read
 	err      error
@@ -73,11 +72,13 @@ type streamSlot struct {
 // NewStreamReader starts reading f at off with opts.ReadAhead reads in
 // flight. It reads up to the file's size at the time of the call.
 func (f *File) NewStreamReader(off int64, opts StreamOptions) (*StreamReader, error) {
-	if p, plain, err := f.plainCheck(); err != nil || plain {
-		if err != nil {
-			return nil, err
-		}
-		return nil, &fs.PathError{Op: "stream", Path: p.Name(), Err: errNotRegular}
+	plain, err := f.enter("stream")
+	if err != nil {
+		return nil, err
+	}
+	defer f.release()
+	if plain {
+		return nil, &fs.PathError{Op: "stream", Path: f.name, Err: errNotRegular}
 	}
 	if off < 0 {
 		return nil, &fs.PathError{Op: "stream", Path: f.name, Err: errors.New("negative offset")}
@@ -100,7 +101,7 @@ func (f *File) NewStreamReader(off int64, opts StreamOptions) (*StreamReader, er
 	}
 	group := streamGroup(opts)
 	r := &StreamReader{f: f, bufSize: opts.BufferSize, readSize: opts.BufferSize * group, next: off, end: st.Size(),
-		batch: f.s.Batch(), pool: poolFor(f.s), oneDeep: opts.ReadAhead == 1}
+		batch: f.s.Batch(), oneDeep: opts.ReadAhead == 1}
 	// Locked until its reads are issued: a Close of the File meanwhile
 	// ends the stream only once it is whole.
 	r.mu.Lock()
@@ -147,7 +148,11 @@ func (r *StreamReader) issue(i int) {
 		return
 	}
 	if s.mem == nil {
-		s.mem = r.pool.get(r.readSize)
+		if s.mem, s.err = getMem(r.f.s, r.readSize); s.err != nil {
+			r.f.release()
+			s.err = r.f.pathErr("read", s.err) // the scheduler closed: os.ErrClosed
+			return
+		}
 	}
 	if r.oneDeep {
 		return // read in wait, when the reader needs it
@@ -174,7 +179,7 @@ func (r *StreamReader) wait(s *streamSlot) (int, error) {
 	}
 	r.f.release()
 	if err != nil {
-		return 0, r.f.pathErr("read", err)
+		return 0, r.f.pathErrAt("read", s.off, r.readSize, err)
 	}
 	return int(min(int64(n), r.end-s.off)), nil
 }
@@ -182,6 +187,9 @@ func (r *StreamReader) wait(s *streamSlot) (int, error) {
 // Read copies the next bytes of the file into p. Once the StreamReader or
 // its File is closed it fails with fs.ErrClosed.
 func (r *StreamReader) Read(p []byte) (int, error) {
+	if r == nil {
+		return 0, os.ErrInvalid
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -202,6 +210,9 @@ func (r *StreamReader) Read(p []byte) (int, error) {
 // and must Release it; the stream reads on into other memory meanwhile.
 // At the end it returns nil, io.EOF.
 func (r *StreamReader) NextBuffer() (*Buffer, error) {
+	if r == nil {
+		return nil, os.ErrInvalid
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -297,6 +308,9 @@ const maxGroupRead = 64 << 10
 // Close waits for the reads in flight and frees the buffers. The File
 // stays open. Closing the File closes its StreamReaders too.
 func (r *StreamReader) Close() error {
+	if r == nil {
+		return os.ErrInvalid
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.f.streams.remove(r)

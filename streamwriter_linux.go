@@ -5,6 +5,7 @@ package diskio
 import (
 	"errors"
 	"io/fs"
+	"os"
 )
 
 // StreamWriter writes a File front to back with write-behind: full buffers
@@ -36,11 +37,13 @@ type writeSlot struct {
 // NewStreamWriter starts writing at off; opts.BufferSize and
 // opts.ReadAhead (here: buffers written behind) default to 512 KiB and 8.
 func (f *File) NewStreamWriter(off int64, opts StreamOptions) (*StreamWriter, error) {
-	if p, plain, err := f.plainCheck(); err != nil || plain {
-		if err != nil {
-			return nil, err
-		}
-		return nil, &fs.PathError{Op: "stream", Path: p.Name(), Err: errNotRegular}
+	plain, err := f.enter("stream")
+	if err != nil {
+		return nil, err
+	}
+	defer f.release()
+	if plain {
+		return nil, &fs.PathError{Op: "stream", Path: f.name, Err: errNotRegular}
 	}
 	if off < 0 {
 		return nil, &fs.PathError{Op: "stream", Path: f.name, Err: errors.New("negative offset")}
@@ -66,7 +69,7 @@ func (f *File) NewStreamWriter(off int64, opts StreamOptions) (*StreamWriter, er
 		buf, err := f.s.AllocBuffer(w.bufSize)
 		if err != nil {
 			w.Close()
-			return nil, &fs.PathError{Op: "stream", Path: f.name, Err: err}
+			return nil, f.pathErr("stream", err) // the scheduler closed: os.ErrClosed
 		}
 		w.slots[i] = writeSlot{buf: buf, done: make(chan struct{}, 1)}
 	}
@@ -76,8 +79,11 @@ func (f *File) NewStreamWriter(off int64, opts StreamOptions) (*StreamWriter, er
 // Write copies p into the stream; full buffers go to the file in the
 // background.
 func (w *StreamWriter) Write(p []byte) (int, error) {
+	if w == nil {
+		return 0, os.ErrInvalid
+	}
 	if w.closed {
-		return 0, &fs.PathError{Op: "write", Path: w.f.name, Err: fs.ErrClosed}
+		return 0, w.closedErr()
 	}
 	n := 0
 	for len(p) > 0 {
@@ -121,6 +127,20 @@ func (w *StreamWriter) issue() {
 // Flush waits for the buffers written behind, then writes the partial
 // buffer (the File pads and trims it); later Writes continue after it.
 func (w *StreamWriter) Flush() error {
+	if w == nil {
+		return os.ErrInvalid
+	}
+	if w.closed {
+		return w.closedErr()
+	}
+	return w.flush()
+}
+
+func (w *StreamWriter) closedErr() error {
+	return &fs.PathError{Op: "write", Path: w.f.name, Err: fs.ErrClosed}
+}
+
+func (w *StreamWriter) flush() error {
 	for i := range w.slots {
 		s := &w.slots[i]
 		if s.busy {
@@ -148,19 +168,23 @@ func (w *StreamWriter) Flush() error {
 
 // Sync flushes, then makes the file durable (File.Sync).
 func (w *StreamWriter) Sync() error {
-	if err := w.Flush(); err != nil {
+	if err := w.Flush(); err != nil { // os.ErrInvalid for a nil w
 		return err
 	}
 	return w.f.Sync()
 }
 
 // Close flushes and frees the buffers. The File stays open; call its Sync
-// or Close for durability and the exact size on disk.
+// or Close for durability and the exact size on disk. After Close, Write,
+// Flush and Sync fail with os.ErrClosed; Close again returns nil.
 func (w *StreamWriter) Close() error {
+	if w == nil {
+		return os.ErrInvalid
+	}
 	if w.closed {
 		return nil
 	}
-	err := w.Flush()
+	err := w.flush()
 	w.closed = true
 	for i := range w.slots {
 		if w.slots[i].buf != nil {

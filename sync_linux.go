@@ -55,16 +55,14 @@ func (f *File) Sync() error {
 // timestamps would differ. Its guarantees and its sticky failure are
 // Sync's.
 func (f *File) Datasync() error {
-	if p, plain, err := f.plainCheck(); err != nil || plain {
-		if err != nil {
-			return err
-		}
-		return plainDatasync(p)
-	}
-	if err := f.acquire("datasync"); err != nil {
+	plain, err := f.enter("datasync")
+	if err != nil {
 		return err
 	}
 	defer f.release()
+	if plain {
+		return plainDatasync(f.osf)
+	}
 	f.dur.called(false)
 	defer f.dur.flushDone()
 	if f.nothingToFlush(false) {
@@ -75,7 +73,9 @@ func (f *File) Datasync() error {
 
 // doFlush is one device flush for a round of the flush group: fsync or
 // fdatasync through the scheduler. Only a failure of the flush itself is
-// sticky.
+// sticky (flushFailed): an error from before the kernel ran it (the
+// scheduler closed) leaves the dirty pages as they were, and a later
+// flush may still write them.
 func (f *File) doFlush(full bool) (sticky bool, err error) {
 	op := "datasync"
 	if full {
@@ -88,10 +88,23 @@ func (f *File) doFlush(full bool) (sticky bool, err error) {
 		err = f.s.Fdatasync(f.fd)
 	}
 	if err != nil {
-		return true, f.pathErr(op, err)
+		return flushFailed(err), f.pathErr(op, err)
 	}
 	f.dur.flushed(full, data, meta)
 	return false, nil
+}
+
+// flushFailed reports whether err, from fsync or fdatasync, says the
+// kernel ran the flush and it failed: an errno, other than one that
+// refuses the call before any writeback (a bad descriptor, a file that
+// cannot be synced). After such a failure the kernel may have dropped the
+// dirty pages and marked them clean, so no later flush can be trusted.
+func flushFailed(err error) bool {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return false // not the kernel's: sched.ErrClosed
+	}
+	return errno != syscall.EBADF && errno != syscall.EINVAL
 }
 
 // flushGroup coalesces concurrent flushes of one file (group commit) and
@@ -232,12 +245,15 @@ func (g *flushGroup) run(r *flushRound, flush func(full bool) (sticky bool, err 
 // opening the file with O_DSYNC (which OpenFile also honours, for every
 // write).
 func (f *File) WriteAtDSync(b []byte, off int64) (int, error) {
-	if p, plain, err := f.plainCheck(); err != nil || plain {
-		if err != nil {
-			return 0, err
-		}
-		return plainWriteAtDSync(p, b, off)
+	plain, err := f.enter("write")
+	if err != nil {
+		return 0, err
 	}
+	defer f.release()
+	if plain {
+		return plainWriteAtDSync(f.osf, b, off)
+	}
+	// Then WriteAt's checks, in os.File's order.
 	if f.append {
 		return 0, errWriteAtInAppendMode
 	}
@@ -247,10 +263,6 @@ func (f *File) WriteAtDSync(b []byte, off int64) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	if err := f.acquire("write"); err != nil {
-		return 0, err
-	}
-	defer f.release()
 	if err := f.flush.failed(); err != nil {
 		return 0, err
 	}
@@ -278,16 +290,14 @@ func (f *File) PreallocateKeepSize(off, n int64) error {
 }
 
 func (f *File) preallocate(op string, mode uint32, off, n int64) error {
-	if p, plain, err := f.plainCheck(); err != nil || plain {
-		if err != nil {
-			return err
-		}
-		return plainPreallocate(p, mode, off, n)
-	}
-	if err := f.acquire(op); err != nil {
+	plain, err := f.enter(op)
+	if err != nil {
 		return err
 	}
 	defer f.release()
+	if plain {
+		return plainPreallocate(f.osf, mode, off, n)
+	}
 	if off < 0 || n <= 0 || off > maxOffset-n {
 		return &fs.PathError{Op: op, Path: f.name, Err: syscall.EINVAL}
 	}
@@ -297,7 +307,7 @@ func (f *File) preallocate(op string, mode uint32, off, n int64) error {
 	if err := f.flush.failed(); err != nil {
 		return err
 	}
-	err := f.s.Fallocate(f.fd, mode, off, n)
+	err = f.s.Fallocate(f.fd, mode, off, n)
 	f.dur.changed()
 	return f.pathErr(op, err)
 }

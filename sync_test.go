@@ -444,3 +444,45 @@ func TestWriteAtDSyncBadInput(t *testing.T) {
 	require.True(t, bytes.Equal([]byte("abc"), got))
 	require.False(t, errors.Is(err, os.ErrClosed))
 }
+
+// TestFlushRefusedNotSticky: a flush refused before it reached the kernel
+// (its scheduler closed) poisons nothing: each later call reports its own
+// os.ErrClosed, with its own Op, not the first flush's error for ever.
+// A failure of the flush itself stays sticky (TestSyncFailureSticky).
+func TestFlushRefusedNotSticky(t *testing.T) {
+	for _, b := range []sched.Backend{sched.URing, sched.AIO, sched.Blocking} {
+		for _, m := range openModes {
+			t.Run(string(b)+"/"+m.name, func(t *testing.T) {
+				s, err := sched.New(sched.Options{Backend: b})
+				if err != nil {
+					testenv.Unavailable(t, string(b), err)
+				}
+				path := filepath.Join(t.TempDir(), "f")
+				f := openWith(t, path, os.O_RDWR|os.O_CREATE, WithScheduler(s), WithDirect(m.mode))
+				_, err = f.WriteAt([]byte("not yet durable"), 0)
+				require.NoError(t, err)
+				require.NoError(t, s.Close())
+				for _, c := range []struct {
+					op string
+					fn func() error
+				}{
+					{"sync", f.Sync},
+					{"datasync", f.Datasync},
+					{"write", func() error { _, err := f.WriteAt([]byte("x"), 0); return err }},
+					{"write", func() error { _, err := f.Write([]byte("x")); return err }},
+					{"write", func() error { _, err := f.WriteAtDSync([]byte("x"), 0); return err }},
+					{"preallocate", func() error { return f.Preallocate(0, 4096) }},
+					{"sync", f.Sync},
+				} {
+					err := c.fn()
+					var pe *fs.PathError
+					require.ErrorAs(t, err, &pe)
+					require.Equal(t, c.op, pe.Op, "%v", err)
+					require.Equal(t, path, pe.Path)
+					require.ErrorIs(t, err, os.ErrClosed)
+				}
+				require.NoError(t, f.flush.failed())
+			})
+		}
+	}
+}

@@ -39,7 +39,8 @@ func NewFile(osf *os.File, opts ...Option) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newFile(name, osf, s, fl, fl, pos, o.direct, st)
+	f, err := newFile(name, osf, s, fl, fl, pos, o.direct, st)
+	return withClass(f, err, o.class)
 }
 
 // OSFile returns a new *os.File on the same file, for code that needs one
@@ -52,28 +53,22 @@ func NewFile(osf *os.File, opts ...Option) (*File, error) {
 // the package doc). For a FIFO, device or directory it is a dup of the
 // descriptor, as os.File would share it.
 func (f *File) OSFile() (*os.File, error) {
-	if p, ok := f.plainPath(); ok {
-		if p == nil {
-			return nil, os.ErrInvalid
-		}
-		rc, err := p.SyscallConn()
-		if err != nil {
-			return nil, err
-		}
-		var nfd int
-		var derr error
-		if err := rc.Control(func(fd uintptr) { nfd, derr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
-			return nil, &fs.PathError{Op: "dup", Path: p.Name(), Err: err}
-		}
-		if derr != nil {
-			return nil, &fs.PathError{Op: "dup", Path: p.Name(), Err: derr}
-		}
-		return os.NewFile(uintptr(nfd), p.Name()), nil
-	}
-	if err := f.acquire("open"); err != nil {
+	plain, err := f.enter("open")
+	if err != nil {
 		return nil, err
 	}
 	defer f.release()
+	if plain {
+		var nfd int
+		err := plainControl(f.osf, "dup", func(fd int) (err error) {
+			nfd, err = unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		return os.NewFile(uintptr(nfd), f.name), nil
+	}
 	flag := f.acc | unix.O_CLOEXEC
 	if f.append {
 		flag |= unix.O_APPEND

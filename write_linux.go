@@ -284,7 +284,10 @@ func (f *File) writeBlocks(b []byte, off int64, rwf uint32) (int, error) {
 		if f.aligned(p, off+int64(done)) {
 			n, err = f.directWrite(p, off+int64(done), rwf)
 		} else {
-			buf := f.getBounce(len(p))
+			var buf []byte
+			if buf, err = f.getBounce(len(p)); err != nil {
+				return done, err
+			}
 			copy(buf, p)
 			n, err = f.directWrite(buf, off+int64(done), rwf)
 			f.putBounce(buf)

@@ -26,6 +26,8 @@ type aioQueue struct {
 
 	efd      int // the loop's eventfd, polled under wakeSlot
 	wakeSlot uint32
+
+	prio [NumClasses]uint16 // ioprio of each class's reads and writes (ClassOptions)
 }
 
 func newAIOQueue(entries int, tracer Tracer) (*aioQueue, error) {
@@ -58,6 +60,10 @@ func (q *aioQueue) prepare(r *request, slot uint32) bool {
 		cb.PrepFdsync(int(r.fd))
 	default:
 		panic("sched: aio cannot queue " + r.op.String())
+	}
+	if p := q.prio[r.class]; p != 0 && (r.op == OpRead || r.op == OpWrite) {
+		cb.Flags |= aio.IOCB_FLAG_IOPRIO
+		cb.Reqprio = int16(p)
 	}
 	cb.Data = uint64(slot)
 	q.pending = append(q.pending, cb)
@@ -115,15 +121,15 @@ func (q *aioQueue) submit() error {
 	return nil
 }
 
-func (q *aioQueue) enter(wait bool) error {
+func (q *aioQueue) enter(wait bool, limit time.Duration) error {
 	if err := q.submit(); err != nil {
 		return err
 	}
 	if !wait || q.got > 0 || len(q.refused) > 0 {
 		return nil
 	}
-	timeout := time.Duration(-1)
-	if len(q.pending) > 0 {
+	timeout := limit
+	if len(q.pending) > 0 && (timeout < 0 || timeout > time.Millisecond) {
 		// io_submit said EAGAIN (the context's per-CPU request
 		// accounting can say so below its size): do not sleep for
 		// good on requests the kernel has not taken.

@@ -2,6 +2,8 @@
 
 package sched
 
+import "time"
+
 // completion is one reaped result: the slot the request occupied and the
 // kernel's result (bytes, or -errno).
 type completion struct {
@@ -23,8 +25,9 @@ type queue interface {
 	// producer's write ends the loop's sleep.
 	armWake(efd int, slot uint32)
 	// enter submits what was prepared; with wait it sleeps in the kernel
-	// until at least one completion is available.
-	enter(wait bool) error
+	// until at least one completion is available, or until timeout has
+	// passed when it is not negative (then it may return with none).
+	enter(wait bool, timeout time.Duration) error
 	// reap copies available completions into dst without sleeping.
 	reap(dst []completion) (int, error)
 	// registerFile and unregisterFile add fd to, and remove it from, the

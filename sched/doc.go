@@ -200,7 +200,45 @@
 //
 // Tracing: Options.Tracer receives every system call and every request's
 // timeline (enqueue, submit, complete, resume), on the caller's goroutine
-// for requests. Without a tracer no clock is read.
+// for requests. Without a tracer the clock is read once per batch on the
+// loop (and twice per inline request), for the statistics.
+//
+// Statistics (Stats, ReadStats, StatsVar): always on, they count requests
+// and bytes by operation and class, with queue and device time
+// histograms, the requests in flight and queued, the loop's system calls
+// and sleeps, and slow requests. Recording is a few atomic adds and no
+// allocation: BenchmarkStatsCost, 4 KiB random reads from 128 goroutines,
+// statistics on against off in alternating rounds, median IOPS ratio
+// 0.99-1.01 (16-24 rounds; 0.95-1.02 in runs on a busy machine), CPU per
+// read +0.7% to +6%. A first version
+// that read the clock on the caller at enqueue cost 7% more CPU per read
+// (4.96 against 4.64µs; a clock read costs ~50ns on the development VM),
+// so the loop stamps requests when it takes them, once per batch.
+//
+// Slow requests (Options.SlowThreshold, default 1s; Options.OnSlow, or a
+// Tracer that implements SlowTracer): a request in the kernel longer than
+// the threshold is reported, naming its fd, op, offset, length and class
+// and how long it has waited, then again at 2x, 4x... the threshold while
+// it waits. The loop checks ages only when the oldest request is due, and
+// sleeps in the kernel with a timeout that ends then (none when nothing is
+// in flight); reports reach the callback on a goroutine of their own
+// through a bounded channel (dropped and counted when full), so the loop
+// never waits for them. TestSlowRequestReported (a late completion
+// injected with Options.Faults) and TestSlowDiskThrottled (a loop device
+// throttled to 4 reads/s by the blkio cgroup) see the first report within
+// 1ms of the threshold.
+//
+// Classes (Class, SetClass, ReadAtClass..., Options.Classes): Latency
+// requests (a WAL's writes and syncs, foreground reads) go out as they
+// come; while any is queued or in flight, the Background requests in
+// flight (compactions, scans) are bounded, the bound scaled so that their
+// device time stays near ClassOptions.Goal (200µs), and the rest wait in
+// the loop in order; each class may carry a kernel I/O priority
+// (ClassOptions.Ioprio, none by default). Unclassified requests are
+// scheduled as before. On the development VM the bound cut a synced
+// writer's median commit beside 32 cold readers by a third (the readers
+// kept ~0.7x), not its p99, which the virtio disk itself sets at ~4x
+// with even two reads in flight (docs/2026-11-25-io-classes.md).
 //
 // Kernel queue failures that cannot happen by construction (EBADF on the
 // ring, a dropped CQE with a CQ twice the in-flight bound) panic, as

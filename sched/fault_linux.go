@@ -123,16 +123,19 @@ func (q *faultQueue) armWake(efd int, slot uint32) {
 	q.inner.armWake(efd, slot)
 }
 
-func (q *faultQueue) enter(wait bool) error {
+func (q *faultQueue) enter(wait bool, timeout time.Duration) error {
 	if !wait || len(q.held) == 0 {
-		return q.inner.enter(wait)
+		return q.inner.enter(wait, timeout)
 	}
 	// Completions of ours are pending: the kernel cannot wake the loop
 	// for them, so submit without sleeping there and nap briefly here.
-	if err := q.inner.enter(false); err != nil {
+	if err := q.inner.enter(false, -1); err != nil {
 		return err
 	}
 	nap := 200 * time.Microsecond
+	if timeout >= 0 {
+		nap = min(nap, timeout)
+	}
 	for _, slot := range q.held {
 		if d := time.Until(q.slots[slot].due); d < nap {
 			nap = d

@@ -143,3 +143,87 @@ func TestArenaExhaustionFallsBack(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, &bufs[0][0], &again[0])
 }
+
+// TestMemoryOutlivesClose: the scheduler owns its memory. Close empties
+// its buffer cache, and AllocBuffer and GetBuffer fail with ErrClosed,
+// but memory a caller still holds (from the registered arena, or mapped
+// on its own when the arena is full) stays valid until it is given back;
+// the arena is unmapped when its last block is back, not before.
+func TestMemoryOutlivesClose(t *testing.T) {
+	for _, b := range []Backend{URing, AIO, Blocking} {
+		t.Run(string(b), func(t *testing.T) {
+			s, err := New(Options{Backend: b, FixedBuffers: 4 * blockSize})
+			if err != nil {
+				testenv.Unavailable(t, string(b), err)
+			}
+			held, err := s.AllocBuffer(2 * blockSize) // the arena, on io_uring
+			require.NoError(t, err)
+			own, err := s.GetBuffer(4 * blockSize) // too large for what is left: mapped on its own
+			require.NoError(t, err)
+			cached, err := s.GetBuffer(blockSize)
+			require.NoError(t, err)
+			s.PutBuffer(cached)
+			require.Equal(t, blockSize, s.BufferStats().Cached)
+			if s.arena != nil {
+				require.True(t, s.arena.contains(held))
+				require.False(t, s.arena.contains(own))
+			}
+			for i := range held {
+				held[i] = byte(i)
+			}
+			require.NoError(t, s.Close())
+
+			_, err = s.AllocBuffer(blockSize)
+			require.ErrorIs(t, err, ErrClosed)
+			_, err = s.GetBuffer(blockSize)
+			require.ErrorIs(t, err, ErrClosed)
+			require.Zero(t, s.BufferStats().Cached, "Close left memory in the cache")
+			// Still mapped, and ours.
+			for i := range held {
+				require.Equal(t, byte(i), held[i])
+			}
+			clear(own)
+			if s.arena != nil {
+				require.True(t, s.arena.mapped(), "the arena was unmapped with a block out")
+			}
+			s.PutBuffer(own) // after Close: freed, not kept
+			require.Zero(t, s.BufferStats().Cached)
+			require.NoError(t, s.FreeBuffer(held))
+			if s.arena != nil {
+				require.False(t, s.arena.mapped(), "the arena outlived its last block")
+				// Its addresses are the kernel's again: a mapping
+				// made there now is not mistaken for an arena block.
+				require.False(t, s.arena.contains(held))
+			}
+		})
+	}
+}
+
+// TestBufferCache: GetBuffer serves a size class from what PutBuffer gave
+// back, without a new allocation; the cache is bounded.
+func TestBufferCache(t *testing.T) {
+	s := newSched(t, URing, Options{})
+	b, err := s.GetBuffer(5000)
+	require.NoError(t, err)
+	require.Len(t, b, 5000)
+	require.Equal(t, 2*blockSize, cap(b))
+	allocs := s.BufferStats().Allocs
+	s.PutBuffer(b[:10])
+	c, err := s.GetBuffer(8000)
+	require.NoError(t, err)
+	require.Equal(t, unsafe.SliceData(b), unsafe.SliceData(c))
+	require.Equal(t, allocs, s.BufferStats().Allocs)
+	s.PutBuffer(c)
+	var big [][]byte
+	for range maxCachedBytes/(1<<20) + 4 {
+		m, err := s.GetBuffer(1 << 20)
+		require.NoError(t, err)
+		big = append(big, m)
+	}
+	for _, m := range big {
+		s.PutBuffer(m)
+	}
+	require.LessOrEqual(t, s.BufferStats().Cached, maxCachedBytes)
+	_, err = s.GetBuffer(0)
+	require.Error(t, err)
+}

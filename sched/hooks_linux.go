@@ -63,7 +63,8 @@ type RequestEvent struct {
 }
 
 // Tracer receives the scheduler's events. With no Tracer the scheduler
-// reads no clocks and makes no calls. SyscallDone is called on the loop
+// reads no clocks for the Tracer (it reads them once per batch for its
+// statistics) and makes no calls. SyscallDone is called on the loop
 // goroutine, or on a caller's goroutine for blocking and inline requests
 // and for eventfd writes; RequestDone on the caller's goroutine. A Tracer
 // must be safe for concurrent use, must not block, and must not keep the

@@ -26,8 +26,21 @@ type loop struct {
 	done      []completion
 	spin      time.Duration
 	tracer    Tracer
-	now       int64 // tracer clock when the last completions were reaped
-	acceptNow int64 // tracer clock of this accept round's submissions, 0 until read
+	clock     bool // requests are timed (statistics or tracer)
+	stats     *stats
+	now       int64 // clock when the last completions were reaped
+	acceptNow int64 // clock of this accept round's submissions, 0 until read
+
+	slowNs int64       // Options.SlowThreshold in ns; 0: off
+	slowAt int64       // when the oldest request in flight is due a slow check (Now); 0: none
+	slowCh chan SlowIO // reports to the reporting goroutine, or nil
+
+	queued     int             // requests in pending and bgPending
+	inflightBy [NumClasses]int // requests in the kernel, by class
+	shown      [NumClasses]int // inflightBy as last published to stats
+	shownQ     int             // queued as last published
+	shownB     int             // the background bound as last published
+	cls        classPolicy     // class_linux.go
 
 	ring   *uringQueue // the io_uring queue under any fault injector; nil on AIO
 	locked bool        // the goroutine is locked to its OS thread
@@ -37,9 +50,17 @@ type loop struct {
 func openQueue(b Backend, opts Options) (queue, error) {
 	switch b {
 	case URing:
-		return newUringQueue(uint32(opts.Entries)+1, opts.RingFlags, opts.Tracer)
+		q, err := newUringQueue(uint32(opts.Entries)+1, opts.RingFlags, opts.Tracer)
+		if q != nil {
+			q.prio = opts.Classes.prios()
+		}
+		return q, err
 	case AIO:
-		return newAIOQueue(opts.Entries+1, opts.Tracer)
+		q, err := newAIOQueue(opts.Entries+1, opts.Tracer)
+		if q != nil {
+			q.prio = opts.Classes.prios()
+		}
+		return q, err
 	}
 	panic("sched: no queue for backend " + string(b))
 }
@@ -78,15 +99,24 @@ func (s *Scheduler) run(b Backend, opts Options, ready chan<- error) {
 		done:     make([]completion, 2*(n+1)),
 		spin:     opts.Spin,
 		tracer:   opts.Tracer,
+		clock:    s.clock,
 		retry:    make([]*request, 0, n),
 		ring:     uq,
 		locked:   locked,
 	}
+	if s.statsOn {
+		l.stats = &s.stats
+	}
+	l.slowNs, l.slowCh = int64(s.slowThreshold), s.slowCh
+	l.cls = newClassPolicy(opts.Classes, n)
 	for i := range l.free {
 		l.free[i] = uint32(n - 1 - i)
 	}
 	ready <- nil
 	l.main()
+	if s.slowCh != nil {
+		close(s.slowCh) // only the loop sends on it
+	}
 	close(s.exited)
 }
 
@@ -97,9 +127,7 @@ func (l *loop) main() {
 	for {
 		progress := l.accept()
 		if l.prepared > 0 {
-			if err := l.q.enter(false); err != nil && err != uring.ErrBusy {
-				l.fatal(err)
-			}
+			l.enter(false, -1)
 			l.prepared = 0
 			if l.recap {
 				l.ring.recapWorkers()
@@ -110,12 +138,18 @@ func (l *loop) main() {
 		if err != nil {
 			l.fatal(err)
 		}
-		if l.tracer != nil && n > 0 {
+		if l.clock && n > 0 {
 			l.now = Now() // one clock read stamps the whole batch
 		}
 		woke := false
 		for _, c := range l.done[:n] {
 			woke = l.complete(c) || woke
+		}
+		if l.slowAt != 0 && n > 0 && l.now >= l.slowAt {
+			l.checkSlow(l.now)
+		}
+		if l.stats != nil {
+			l.publish()
 		}
 		if woke && !l.locked {
 			// Let the callers just woken run on this thread now:
@@ -136,7 +170,7 @@ func (l *loop) main() {
 			idle = 0
 			continue
 		}
-		if l.inflight == 0 && len(l.retry) == 0 && s.state.Load() == stateClosed && l.pending == nil && s.incoming.Load() == nil {
+		if l.inflight == 0 && len(l.retry) == 0 && s.state.Load() == stateClosed && l.pending == nil && l.cls.held == nil && s.incoming.Load() == nil {
 			l.shutdown()
 			return
 		}
@@ -146,9 +180,7 @@ func (l *loop) main() {
 			// arrives. Spinning would burn the core the callers
 			// need, and producers need not wake the loop, so it
 			// waits without announcing a sleep.
-			if err := l.q.enter(true); err != nil && err != uring.ErrBusy {
-				l.fatal(err)
-			}
+			l.enter(true, l.sleepTimeout())
 			idle = 0
 			continue
 		}
@@ -168,7 +200,7 @@ func (l *loop) main() {
 		// Requests waiting for a slot do not keep the loop awake: the
 		// slots are in flight, and their completions end the sleep.
 		s.sleeping.Store(true)
-		if s.incoming.Load() != nil || len(l.free) > 0 && (l.pending != nil || len(l.retry) > 0) || s.state.Load() == stateClosed {
+		if s.incoming.Load() != nil || len(l.free) > 0 && (l.pending != nil || len(l.retry) > 0 || l.cls.held != nil && l.cls.bgIn < l.cls.limit(l.now)) || s.state.Load() == stateClosed {
 			s.sleeping.Store(false)
 			idle = 0
 			continue
@@ -177,11 +209,23 @@ func (l *loop) main() {
 			l.q.armWake(s.efd, l.wakeSlot)
 			l.armed = true
 		}
-		if err := l.q.enter(true); err != nil && err != uring.ErrBusy {
-			l.fatal(err)
-		}
+		l.enter(true, l.sleepTimeout())
 		s.sleeping.Store(false)
 		idle = 0
+	}
+}
+
+// enter submits what is prepared, and with wait sleeps in the kernel until
+// a completion arrives, or for at most timeout when it is not negative.
+func (l *loop) enter(wait bool, timeout time.Duration) {
+	if err := l.q.enter(wait, timeout); err != nil && err != uring.ErrBusy {
+		l.fatal(err)
+	}
+	if l.stats != nil {
+		l.stats.enters.Add(1)
+		if wait {
+			l.stats.sleeps.Add(1)
+		}
 	}
 }
 
@@ -201,6 +245,9 @@ func (l *loop) accept() bool {
 		return progress
 	}
 	l.take()
+	if l.cls.held != nil && l.releaseHeld() {
+		progress = true
+	}
 	for l.pending != nil && len(l.free) > 0 {
 		r := l.pending
 		l.pending = r.next
@@ -208,16 +255,45 @@ func (l *loop) accept() bool {
 		progress = true
 		switch r.op {
 		case opRegisterFile:
+			l.queued--
 			r.err = l.q.registerFile(int(r.fd))
 			r.wake <- struct{}{}
 		case opUnregisterFile:
+			l.queued--
 			r.err = l.q.unregisterFile(int(r.fd))
 			r.wake <- struct{}{}
 		default:
+			if r.class == Background && l.cls.on && (l.cls.held != nil || l.cls.bgIn >= l.cls.limit(l.now)) {
+				l.cls.holdBack(r) // still queued
+				continue
+			}
+			l.queued--
+			if r.class == Latency && l.cls.on {
+				l.cls.latQueued--
+			}
 			l.submit(r)
 		}
 	}
 	return progress
+}
+
+// releaseHeld submits the background requests held back by the bound,
+// oldest first, as far as the bound and the free slots allow.
+func (l *loop) releaseHeld() bool {
+	p := &l.cls
+	moved := false
+	for p.held != nil && len(l.free) > 0 && p.bgIn < p.limit(l.now) {
+		r := p.held
+		p.held = r.next
+		r.next = nil
+		if p.held == nil {
+			p.heldLast = nil
+		}
+		l.queued--
+		l.submit(r)
+		moved = true
+	}
+	return moved
 }
 
 // take empties the incoming stack into the end of the pending list,
@@ -229,8 +305,21 @@ func (l *loop) take() {
 		return
 	}
 	head := l.s.incoming.Swap(nil)
+	var now int64
+	if l.clock {
+		now = Now() // one clock read stamps the whole batch
+		// Also the loop's clock (completions are stamped with a fresh
+		// read after each reap): the background bound's Hold is
+		// judged against it, and after an idle spell the last reap's
+		// time would keep the bound on for the first batch.
+		l.now = now
+	}
 	var first, last *request
 	for r := head; r != nil; {
+		r.tTaken = now
+		if r.class == Latency && l.cls.on {
+			l.cls.latQueued++
+		}
 		next := r.next
 		r.next = first
 		first = r
@@ -238,6 +327,7 @@ func (l *loop) take() {
 			last = r
 		}
 		r = next
+		l.queued++
 	}
 	if l.pending == nil {
 		l.pending = first
@@ -256,13 +346,26 @@ func (l *loop) submit(r *request) {
 	l.prepared++
 	l.inflight++
 	r.submits++
-	if l.tracer != nil && r.tSubmit == 0 {
+	l.inflightBy[r.class]++
+	if l.cls.on {
+		switch r.class {
+		case Background:
+			l.cls.bgIn++
+			r.bounded = l.cls.latencyWaits(l.now)
+		case Latency:
+			l.cls.latIn++
+		}
+	}
+	if l.clock && r.tSubmit == 0 {
 		if l.acceptNow == 0 {
 			l.acceptNow = Now() // one clock read stamps the whole batch
 		}
 		// A request that arrived after the clock was read is
 		// stamped with its own enqueue time, never earlier.
 		r.tSubmit = max(l.acceptNow, r.tEnqueue)
+	}
+	if l.slowNs != 0 && l.slowAt == 0 {
+		l.slowAt = r.tSubmit + l.slowNs
 	}
 }
 
@@ -277,11 +380,30 @@ func (l *loop) complete(c completion) bool {
 	l.slots[c.slot] = nil
 	l.free = append(l.free, c.slot)
 	l.inflight--
+	l.inflightBy[r.class]--
+	if l.cls.on {
+		switch r.class {
+		case Background:
+			l.cls.bgIn--
+		case Latency:
+			l.cls.latIn--
+			l.cls.latLast = l.now
+		}
+	}
 	if !finish(r, c.res) {
 		l.retry = append(l.retry, r)
 		return false
 	}
 	r.tComplete = l.now
+	if r.bounded && l.clock {
+		l.cls.adapt(l.now - r.tSubmit)
+	}
+	if r.slowReports > 0 {
+		l.s.stats.stalled.Add(-1)
+	}
+	if l.stats != nil {
+		l.stats.done(r, r.tTaken, r.tSubmit, l.now)
+	}
 	g := r.group // read before the wake-up: the caller may recycle r
 	r.wake <- struct{}{}
 	g.done()
@@ -302,7 +424,7 @@ func (l *loop) fatal(err error) {
 func (l *loop) shutdown() {
 	for l.armed {
 		l.s.wakeLoop()
-		if err := l.q.enter(true); err != nil && err != uring.ErrBusy {
+		if err := l.q.enter(true, -1); err != nil && err != uring.ErrBusy {
 			l.fatal(err)
 		}
 		n, err := l.q.reap(l.done)
@@ -320,5 +442,23 @@ func (l *loop) shutdown() {
 	// the kernel holds points into it any more.
 	if l.s.arena != nil {
 		l.s.arena.close()
+	}
+}
+
+// publish stores the loop's gauges for Stats, when they changed.
+func (l *loop) publish() {
+	for c := range l.inflightBy {
+		if l.inflightBy[c] != l.shown[c] {
+			l.shown[c] = l.inflightBy[c]
+			l.stats.inflight[c].Store(int64(l.shown[c]))
+		}
+	}
+	if l.queued != l.shownQ {
+		l.shownQ = l.queued
+		l.stats.queued.Store(int64(l.queued))
+	}
+	if b := l.cls.bound >> 8; l.cls.on && b != l.shownB {
+		l.shownB = b
+		l.stats.bound.Store(int64(b))
 	}
 }

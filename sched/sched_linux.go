@@ -69,7 +69,8 @@ type Options struct {
 	// a time, so OS threads stay bounded.
 	NoInline bool
 	// Tracer, if set, receives every system call and every request's
-	// timeline (see Tracer). Without one the scheduler reads no clocks.
+	// timeline (see Tracer). Without one the scheduler reads the clock
+	// only once per batch, for its statistics (Stats).
 	Tracer Tracer
 	// FixedBuffers is the size of the memory registered with io_uring as
 	// a fixed buffer (default 16 MiB, or 4 MiB where RLIMIT_MEMLOCK
@@ -93,6 +94,29 @@ type Options struct {
 	// queue, for tests (see FaultInjector). It needs the uring or aio
 	// backend, and turns the idle fast path off.
 	Faults FaultInjector
+
+	// SlowThreshold is how long a request may be in the kernel before
+	// it is reported as slow (OnSlow, a SlowTracer, Stats.Slow), and
+	// reported again each time its wait doubles. Default
+	// DefaultSlowThreshold (1s); negative: no detection. Not on the
+	// blocking backend, whose requests are system calls of their
+	// callers.
+	SlowThreshold time.Duration
+	// OnSlow, if set, is called with each slow-request report, on a
+	// goroutine of its own, one report at a time: it may block or log,
+	// while further reports wait (64 at most; beyond that they are
+	// dropped and counted in Stats.Slow.Dropped). Reports made before
+	// Close may arrive after it returns.
+	OnSlow func(SlowIO)
+
+	// Classes configure how requests of different classes are ordered
+	// (see Class and ClassOptions); the zero value is the default policy.
+	Classes ClassOptions
+
+	// noStats turns statistics off, and with them the clock reads they
+	// need (when there is no Tracer): for the benchmark that measures
+	// what they cost.
+	noStats bool
 }
 
 // FixedStatus says whether registered buffers and files are in use, and
@@ -154,7 +178,17 @@ type Scheduler struct {
 	tracer   Tracer
 	faults   FaultInjector // Options.Faults, for the page-cache attempts (nowait_linux.go)
 
-	arena        *arena // registered fixed buffers, nil when not registered
+	// clock says requests are timed: for the statistics, or a Tracer.
+	clock   bool
+	statsOn bool
+	stats   stats      // stats_linux.go
+	classes classTable // class_linux.go
+
+	slowThreshold time.Duration // slow_linux.go; 0: off
+	slowCh        chan SlowIO   // to the reporting goroutine; nil: no one to report to
+
+	arena        *arena      // registered fixed buffers, nil when not registered
+	cache        bufferCache // freed buffers kept for reuse (cache_linux.go)
 	fixed        FixedStatus
 	workers      WorkerStatus  // set by the loop before New returns
 	locked       atomic.Bool   // the loop is locked to its OS thread
@@ -216,6 +250,11 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 		opts.Entries = defaultEntries(b)
 	}
 	s := &Scheduler{backend: b, exited: make(chan struct{}), noInline: opts.NoInline || opts.Faults != nil, tracer: opts.Tracer, faults: opts.Faults}
+	s.statsOn = !opts.noStats
+	s.clock = opts.Tracer != nil || s.statsOn
+	if b != Blocking {
+		s.startSlow(opts)
+	}
 	if opts.Faults != nil && b == Blocking {
 		return nil, errFaultsBlocking
 	}
@@ -324,26 +363,41 @@ func (s *Scheduler) Fixed() FixedStatus {
 // requests that use it skip per-request page pinning; when the arena is
 // exhausted or absent it is mapped separately, and works the same, only
 // without that saving. Give it back with FreeBuffer.
+//
+// After Close it fails with ErrClosed. Memory handed out before Close stays
+// valid until it is freed, after Close too: the arena is unmapped when the
+// scheduler is closed and its last block is back.
 func (s *Scheduler) AllocBuffer(n int) ([]byte, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("sched: AllocBuffer(%d): size must be positive", n)
 	}
+	// A caller inside keeps the loop, which closes the arena, from
+	// exiting until the block is counted out.
+	if !s.acquire() {
+		return nil, ErrClosed
+	}
+	defer s.release()
 	if s.arena != nil {
-		if b, err := s.arena.alloc(n); err == nil {
+		b, err := s.arena.alloc(n)
+		if err == nil {
 			return b, nil
+		}
+		if err == errArenaClosed {
+			return nil, ErrClosed
 		}
 		s.unregistered.Add(1) // reported by Fixed
 	}
 	return mem.Map(n)
 }
 
-// FreeBuffer returns memory from AllocBuffer. No request may still use it.
+// FreeBuffer returns memory from AllocBuffer (before or after Close). No
+// request may still use it.
 func (s *Scheduler) FreeBuffer(b []byte) error {
 	if len(b) == 0 {
 		return errors.New("sched: FreeBuffer of an empty slice")
 	}
-	if s.arena.contains(b[:1]) {
-		return s.arena.release(b)
+	if ours, err := s.arena.release(b); ours {
+		return err
 	}
 	return mem.Unmap(b)
 }
@@ -453,8 +507,11 @@ func (s *Scheduler) acquire() bool {
 	return true
 }
 
-func (s *Scheduler) release() {
-	if s.state.Add(^uint64(0)) == stateClosed {
+func (s *Scheduler) release() { s.releaseN(1) }
+
+// releaseN is n releases at once.
+func (s *Scheduler) releaseN(n int) {
+	if s.state.Add(-uint64(n)) == stateClosed {
 		// Last caller out after Close: let the loop see it.
 		s.wakeLoop()
 	}
@@ -503,10 +560,10 @@ func (s *Scheduler) do(r *request) (int, error) {
 		switch {
 		case s.backend == AIO && (r.op == OpNop || r.op == OpFallocate):
 			// AIO has no such opcodes: run them here, as os.File would.
-			blockingDo(r, s.tracer)
+			s.runInline(r)
 			c.inline = true
 		case !s.noInline && s.active.Load() == 0 && s.enterInline():
-			blockingDo(r, s.tracer)
+			s.runInline(r)
 			s.inline.Add(-1)
 			c.inline = true
 		default:
@@ -514,6 +571,22 @@ func (s *Scheduler) do(r *request) (int, error) {
 		}
 	}
 	return c.Wait()
+}
+
+// runInline runs r on its caller with blocking system calls, and records
+// it.
+func (s *Scheduler) runInline(r *request) {
+	if !s.statsOn {
+		blockingDo(r, s.tracer)
+		return
+	}
+	start := r.tEnqueue
+	if start == 0 {
+		start = Now() // no tracer: not read at enqueue
+	}
+	blockingDo(r, s.tracer)
+	s.stats.inline.Add(1)
+	s.stats.done(r, start, start, Now())
 }
 
 // maxInline is how many requests may take the idle fast path at once.
@@ -543,8 +616,11 @@ func (s *Scheduler) finishCall(r *request, inline bool) (int, error) {
 	if s.tracer != nil {
 		s.traceRequest(r, inline)
 	}
+	detached := r.detached
 	putRequest(r)
-	s.release()
+	if !detached {
+		s.release()
+	}
 	return n, err
 }
 
@@ -580,8 +656,13 @@ func (s *Scheduler) StartWriteAt(fd int, p []byte, off int64) Call {
 func (s *Scheduler) begin(r *request) Call {
 	c, queue := s.admit(r)
 	if queue {
-		// Never the idle fast path: the caller wants to go on.
+		// Never the idle fast path: the caller wants to go on. Once
+		// with the loop, the request keeps the loop (and Close) waiting
+		// until it completes; the caller's reference need not wait for
+		// its Wait, which may never come (a stream dropped).
+		r.detached = true
 		s.send(r)
+		s.release()
 	}
 	return c
 }
@@ -596,10 +677,13 @@ func (s *Scheduler) admit(r *request) (c Call, queue bool) {
 	if s.tracer != nil {
 		r.tEnqueue = Now()
 	}
+	if !r.classGiven {
+		r.class = s.classes.of(r.fd)
+	}
 	if s.backend == Blocking {
 		// Nothing runs asynchronously here: do it now, as os.File
 		// would, and let Wait return the result.
-		blockingDo(r, s.tracer)
+		s.runInline(r)
 		return Call{s: s, r: r, inline: true}, false
 	}
 	return Call{s: s, r: r}, true
@@ -617,6 +701,8 @@ type Batch struct {
 	first, last *request // oldest first, linked by next
 	n           int
 	wait        *batchWait // for WaitAll; made on first use, then reused
+	class       Class
+	classGiven  bool // SetClass was called
 }
 
 // Batch returns an empty Batch for s.
@@ -626,6 +712,7 @@ func (s *Scheduler) Batch() Batch { return Batch{s: s} }
 func (b *Batch) StartReadAt(fd int, p []byte, off int64) Call {
 	r := getRequest()
 	r.op, r.fd, r.buf, r.off = OpRead, int32(fd), p, off
+	r.class, r.classGiven = b.class, b.classGiven
 	c, queue := b.s.admit(r)
 	if queue {
 		if b.wait == nil {
@@ -634,6 +721,7 @@ func (b *Batch) StartReadAt(fd int, p []byte, off int64) Call {
 		}
 		b.wait.left.Add(1)
 		r.group = b.wait
+		r.detached = true // its reference goes at Submit (begin)
 		if b.last == nil {
 			b.first = r
 		} else {
@@ -660,6 +748,7 @@ func (b *Batch) Submit() {
 		r = next
 	}
 	b.s.push(head, b.first, b.n)
+	b.s.releaseN(b.n)
 	b.first, b.last, b.n = nil, nil, 0
 }
 
@@ -751,8 +840,13 @@ func (s *Scheduler) Nop() error {
 }
 
 // Close stops accepting requests, waits for every request already accepted
-// to complete, then releases the kernel queue, the eventfd and the thread.
-// Requests made after Close fail with ErrClosed.
+// to complete (a started Call need not have been waited for: its Wait
+// still returns its result after Close), then releases the kernel queue, the eventfd, the thread and
+// the buffer cache. Requests made after Close fail with ErrClosed, as do
+// AllocBuffer and GetBuffer. Memory from AllocBuffer or GetBuffer that a
+// caller still holds stays valid until it is given back (FreeBuffer,
+// PutBuffer), which frees it; the registered arena is unmapped once its
+// last block is back.
 func (s *Scheduler) Close() error {
 	for {
 		old := s.state.Load()
@@ -767,6 +861,7 @@ func (s *Scheduler) Close() error {
 		s.wakeLoop()
 	}
 	<-s.exited
+	s.closeCache()
 	if s.backend != Blocking {
 		s.efdMu.Lock()
 		defer s.efdMu.Unlock()

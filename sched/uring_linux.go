@@ -5,6 +5,7 @@ package sched
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -25,6 +26,8 @@ type uringQueue struct {
 	freeSlots []uint32
 
 	maxWorkers uring.MaxWorkers // the cap on io-wq workers, zero when none
+
+	prio [NumClasses]uint16 // ioprio of each class's reads and writes (ClassOptions)
 }
 
 func newUringQueue(entries uint32, flags uint32, tracer Tracer) (*uringQueue, error) {
@@ -64,6 +67,7 @@ func (q *uringQueue) prepare(r *request, slot uint32) (fixed bool) {
 		} else {
 			sqe.PrepRead(int(r.fd), r.remaining(), r.off+int64(r.done))
 		}
+		sqe.Ioprio = q.prio[r.class]
 	case OpWrite:
 		if fixed = q.arena.contains(r.remaining()); fixed {
 			sqe.PrepWriteFixed(int(r.fd), r.remaining(), r.off+int64(r.done), 0)
@@ -71,6 +75,7 @@ func (q *uringQueue) prepare(r *request, slot uint32) (fixed bool) {
 			sqe.PrepWrite(int(r.fd), r.remaining(), r.off+int64(r.done))
 		}
 		sqe.OpFlags = r.rwf
+		sqe.Ioprio = q.prio[r.class]
 	case OpFsync:
 		sqe.PrepFsync(int(r.fd), 0)
 	case OpFdatasync:
@@ -163,16 +168,21 @@ func (q *uringQueue) armWake(efd int, slot uint32) {
 	sqe.UserData = uint64(slot)
 }
 
-func (q *uringQueue) enter(wait bool) error {
+func (q *uringQueue) enter(wait bool, timeout time.Duration) error {
 	var start int64
 	if q.tracer != nil {
 		start = Now()
 	}
 	var n int
 	var err error
-	if wait {
+	switch {
+	case wait && timeout >= 0 && q.ring.Features()&uring.IORING_FEAT_EXT_ARG != 0:
+		// Linux 5.11+. Older kernels sleep until a completion, and
+		// slow requests are checked only when one arrives.
+		n, err = q.ring.SubmitAndWaitTimeout(1, timeout)
+	case wait:
 		n, err = q.ring.SubmitAndWait(1)
-	} else {
+	default:
 		n, err = q.ring.Submit()
 	}
 	if q.tracer != nil {

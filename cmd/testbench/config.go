@@ -24,6 +24,9 @@ type config struct {
 	bsSet     bool          // -bs given: the wal preset's record sizes
 	gsSet     bool          // -goroutines given: the slowdisk preset's counts
 	rounds    int           // each row's measured time is split over this many alternating rounds
+	roundsSet bool          // -rounds given: the dropin preset's default (3) does not apply
+	workloads []string      // dropin: the rows to run (-workloads)
+	scale     float64       // dropin: multiplies the counts and sizes of the untimed workloads
 	warmup    time.Duration // unmeasured run before the first round
 	custom    bool          // workload flags given without -preset: run the flag matrix
 	gs        []int
@@ -65,7 +68,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		fmt.Fprintf(stderr, "usage: testbench [flags]\n\nWith no flags: os.File vs diskio on io_uring and AIO (random reads, a scan, a durable write).\nPresets (-preset): %s.\n\n", strings.Join(presetNames, ", "))
 		fs.PrintDefaults()
 	}
-	var size, bs, bufSize, gs, backends, rws string
+	var size, bs, bufSize, gs, backends, rws, workloads string
 	fs.StringVar(&c.preset, "preset", "", "run a preset: "+strings.Join(presetNames, ", "))
 	fs.BoolVar(&c.info, "info", false, "only report what the kernel and the directory support")
 	fs.StringVar(&c.dir, "dir", ".", "directory for the temporary test files")
@@ -96,6 +99,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.json, "json", false, "print the results as JSON (see Report in result.go) instead of the table")
 	fs.StringVar(&c.plot, "plot", "", "draw the results to PREFIX-throughput, -tail (latency exceedance, log-log), -scaling (IOPS, p99 and OS threads against goroutines, when there are several counts) and -model (latency-model), each .svg and .png")
 	fs.BoolVar(&c.fio, "fio", false, "also run the equivalent fio job on the same file (fio must be installed)")
+	fs.StringVar(&workloads, "workloads", "", "-preset dropin: run only these rows (comma-separated; a name selects all its rows, as cold-read, or one, as cold-read-16; -workloads list prints them)")
+	fs.Float64Var(&c.scale, "scale", 1, "-preset dropin: multiply the work of the rows that are not timed (at 1: a 256 MiB bufio file, 200,000 Writes, 2,000 appends, 4,096 group-commit writes, 50,000 overwrites, 2,000 small files, a 512 MiB copy)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -110,6 +115,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		if f.Name == "bs" {
 			c.bsSet = true
 		}
+		if f.Name == "rounds" {
+			c.roundsSet = true
+		}
 		c.gsSet = c.gsSet || f.Name == "goroutines"
 		if workloadFlags[f.Name] {
 			c.custom = true
@@ -122,6 +130,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if !slices.Contains(presetNames, c.preset) {
 		return nil, fmt.Errorf("unknown -preset %q (want one of %s)", c.preset, strings.Join(presetNames, ", "))
+	}
+	c.workloads = splitList(workloads)
+	if (len(c.workloads) > 0 || c.scale != 1) && c.preset != "dropin" {
+		return nil, fmt.Errorf("-workloads and -scale are for -preset dropin")
+	}
+	if !(c.scale > 0 && c.scale <= 1000) {
+		return nil, fmt.Errorf("bad -scale %v: want a factor in (0, 1000]", c.scale)
 	}
 	var err error
 	n, err := parseSize(size)

@@ -43,6 +43,15 @@
 //	-preset uring-write     std / uring / uring-fixed x plain, fsync, O_DIRECT|O_DSYNC, fallocate
 //	-preset latency-model   t(n) = tq + tp*n fit, read-ahead detection, recommended buffer and depth
 //	-preset fsync           fdatasync per write vs none vs O_DSYNC vs group commit
+//	-preset wal             log appends with Sync/Datasync: growing, preallocated, recycled files, group commit
+//	-preset cache           diskio's page-cache files against os.File: hot and cold reads, a scan, io.Copy
+//	-preset dropin          what changing one import does: os.File against diskio.OpenFile with no
+//	                        options and with WithDirect(Direct), in the workloads programs run (hot
+//	                        and cold random reads, Read and io.Copy scans, bufio and small writes,
+//	                        appends with Sync, group commit, overwrites, small files, file copies),
+//	                        3 rounds after a warm-up round, ratios, peak threads, a check of each row
+//	                        against the targets, and the table as markdown; -workloads selects rows
+//	                        (-workloads list names them), -scale multiplies the untimed ones' work
 //	-preset slowdisk        12,000 goroutines reading 4 KiB each from a disk throttled to 200 IOPS:
 //	                        os.File dies at the runtime's 10,000-thread limit, diskio finishes
 //	                        (root: a loop device throttled with the cgroup v1 blkio controller)
@@ -129,6 +138,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, fl *files
 	if c.preset == "slowdisk" { // a disk of its own, no test file here
 		return runSlowdisk(ctx, c, args, stdout, stderr, fl)
 	}
+	if c.preset == "dropin" {
+		if done, err := dropinFlags(c, stdout); done || err != nil {
+			return err
+		}
+	}
 	rep := &Report{Preset: c.preset, Command: "testbench " + strings.Join(args, " "), GoVersion: runtime.Version(),
 		GOMAXPROCS: runtime.GOMAXPROCS(0), Dir: c.dir, Rounds: c.rounds}
 	if c.custom {
@@ -211,6 +225,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, fl *files
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
+	if s.print != nil {
+		s.print(stdout, rep)
+		return nil
+	}
 	printReport(stdout, rep)
 	return nil
 }
@@ -225,6 +243,12 @@ type suite struct {
 	// warmed: the unmeasured warm-up ran (once per invocation, before
 	// the first round of the first runAll).
 	warmed bool
+	// warmRounds is the number of unmeasured rounds of every row that
+	// runAll runs before the measured ones (a preset's choice; 0: the
+	// one warm-up run of -warmup).
+	warmRounds int
+	// print, if set, replaces printReport for the preset's table.
+	print func(w io.Writer, rep *Report)
 }
 
 func (s *suite) note(msg string) {

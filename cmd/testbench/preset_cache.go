@@ -8,8 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/diskio-go/diskio"
@@ -166,16 +164,4 @@ func (c *countingFile) Close() error                              { return c.f.C
 // /proc/self/io: read, pread64, readv, preadv, preadv2; io_uring's reads
 // are not system calls of the process and do not count), or 0 if it
 // cannot be read.
-func procReadCalls() int64 {
-	b, err := os.ReadFile("/proc/self/io")
-	if err != nil {
-		return 0
-	}
-	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, "syscr: "); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			return n
-		}
-	}
-	return 0
-}
+func procReadCalls() int64 { return procIO("syscr") }

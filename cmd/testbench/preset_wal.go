@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -286,19 +285,7 @@ func walRun(ctx context.Context, _ *env, j Job, r *Result, h *bench.Histogram) e
 
 // procReadBytes is this process's read_bytes from /proc/self/io: bytes
 // it caused to be read from storage.
-func procReadBytes() int64 {
-	b, err := os.ReadFile("/proc/self/io")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "read_bytes: "); ok {
-			n, _ := strconv.ParseInt(v, 10, 64)
-			return n
-		}
-	}
-	return 0
-}
+func procReadBytes() int64 { return procIO("read_bytes") }
 
 // walFio is fio's row: --rw=write with --fdatasync=1 (or --fsync=1),
 // buffered psync, on a log of the same kind.

@@ -20,6 +20,8 @@ type Report struct {
 	Results    []Result `json:"results"`
 	// Model is the latency-model preset's analysis (nil for the others).
 	Model *LatencyModel `json:"model,omitempty"`
+	// DropIn is the dropin preset's table (nil for the others).
+	DropIn *DropInSummary `json:"dropin,omitempty"`
 }
 
 // Result is one row: one backend, one workload, one goroutine count, one
@@ -149,4 +151,52 @@ type LatencyModel struct {
 	StrideHitPct float64 `json:"stride_hit_ratio"` // 4 KiB reads every 64 KiB served without waiting
 	BufferSize   int     `json:"recommended_buffer_size"`
 	Depth        int     `json:"recommended_depth"` // smallest stream read-ahead within 10% of the best measured
+}
+
+// DropInSummary is the dropin preset's table (Report.DropIn).
+type DropInSummary struct {
+	GOMAXPROCS int `json:"gomaxprocs"`
+	// WorkerCap is the cap on io_uring's bounded workers a scheduler with
+	// the default options runs with (sched.Options.IOWQMaxWorkers), 0 if
+	// none was set.
+	WorkerCap   int `json:"iou_worker_cap"`
+	ThreadBound int `json:"thread_bound"` // GOMAXPROCS + 4 + WorkerCap
+	Rounds      int `json:"rounds"`
+	// Isolated: each run had a process of its own (-isolate), so its
+	// thread counts are its own; without, they include earlier runs'.
+	Isolated bool        `json:"isolated"`
+	Rows     []DropInRow `json:"rows"`
+}
+
+// DropInRow is one workload at one parameter.
+type DropInRow struct {
+	Key    string     `json:"key"`   // its -workloads name, e.g. cold-read-16
+	Title  string     `json:"title"` // what it does
+	Unit   string     `json:"unit"`  // "ops/s" or "MB/s"
+	OS     DropInCell `json:"os"`
+	DiskIO DropInCell `json:"diskio"` // diskio.OpenFile, no options
+	Direct DropInCell `json:"direct"` // WithDirect(Direct)
+	// OK is "ok" when diskio meets the targets, else what it misses
+	// ("LOW", "ROUND", "THREADS", "ERROR", with figures).
+	OK string `json:"ok"`
+}
+
+// DropInCell is one side of a row.
+type DropInCell struct {
+	Value float64 `json:"value"` // median over the rounds, in the row's unit
+	// Ratio is the median over the rounds of the round's value over os's
+	// in the same round; RatioMin and RatioMax the smallest and largest.
+	Ratio    float64 `json:"ratio"`
+	RatioMin float64 `json:"ratio_min"`
+	RatioMax float64 `json:"ratio_max"`
+	Threads  int     `json:"os_threads_peak"` // the most over the rounds, io_uring's workers included
+	Workers  int     `json:"iou_workers_peak"`
+	CPUUsOp  float64 `json:"cpu_us_per_op"`
+	// RWCallsOp is read and write system calls per operation (the
+	// process's syscr + syscw: io_uring's requests are not among them).
+	RWCallsOp float64 `json:"rw_syscalls_per_op"`
+	P50Us     float64 `json:"p50_us"`
+	P99Us     float64 `json:"p99_us"`
+	Direct    bool    `json:"direct"`
+	Error     string  `json:"error,omitempty"`
 }

@@ -24,7 +24,8 @@ type row struct {
 // tens of percent within a minute, and whichever row runs first after the
 // test file is written meets the disk still writing it back. So:
 //   - an unmeasured warm-up (-warmup) runs the first job before anything
-//     is measured;
+//     is measured, or, for a preset that sets warmRounds, every row runs
+//     that many unmeasured rounds first;
 //   - every row runs once per round (-rounds), each run lasting the row's
 //     Duration divided by the rounds, so that the rows that are compared
 //     (a set: one Group at one goroutine count) run side by side, ABAB...;
@@ -70,7 +71,11 @@ func (s *suite) runAll(ctx context.Context, jobs []Job) error {
 			results[i] = s.e.result(r.job)
 		}
 	}
-	for round := range rounds {
+	// With warmRounds, every row first runs that many unmeasured rounds
+	// (the rotation counts them too).
+	warm := s.warmRounds
+	s.e.prog.total += len(rows) * warm
+	for round := range warm + rounds {
 		for _, set := range sets {
 			for k := range set {
 				// Rotation: round r starts the set at its r-th row.
@@ -81,10 +86,16 @@ func (s *suite) runAll(ctx context.Context, jobs []Job) error {
 				}
 				r := rows[i]
 				r.job.Duration = max(time.Millisecond, r.job.Duration/time.Duration(rounds))
-				s.e.prog.round = fmt.Sprintf("round %d/%d", round+1, rounds)
+				s.e.prog.round = fmt.Sprintf("round %d/%d", round+1-warm, rounds)
+				if round < warm {
+					s.e.prog.round = fmt.Sprintf("warm-up round %d/%d", round+1, warm)
+				}
 				res, h := s.runRow(ctx, r)
 				if err := ctx.Err(); err != nil {
 					return err
+				}
+				if round < warm && res.Error == "" {
+					continue // not measured; a failure counts
 				}
 				if res.Error != "" {
 					failed[i] = true

@@ -3,6 +3,9 @@
 package main
 
 import (
+	"os"
+	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/diskio-go/diskio/sched"
@@ -42,4 +45,20 @@ func (c *syscallCounter) RequestDone(ev sched.RequestEvent) {
 	if c.next != nil {
 		c.next.RequestDone(ev)
 	}
+}
+
+// procIO is the field key of this process's /proc/self/io (syscr, syscw,
+// read_bytes...), or 0 if it cannot be read.
+func procIO(key string) int64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, key+": "); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
 }

@@ -72,23 +72,19 @@ func printReport(w io.Writer, rep *Report) {
 	if submit {
 		head = append(head, "submit µs/op")
 	}
-	type line struct {
-		title string
-		cells []string
-	}
-	lines := []line{{cells: head}}
+	lines := []tableLine{{cells: head}}
 	group := ""
 	for _, r := range rep.Results {
 		if r.Group != group {
 			group = r.Group
-			lines = append(lines, line{title: group})
+			lines = append(lines, tableLine{title: group})
 		}
 		label := r.Label
 		if r.Stream != "" && label == r.Backend { // a custom run: say what the stream was
 			label += " (stream " + r.Stream + ")"
 		}
 		if r.Error != "" {
-			lines = append(lines, line{cells: []string{label, strconv.Itoa(r.Goroutines), sizeShort(r.BlockSize), "error: " + r.Error}})
+			lines = append(lines, tableLine{cells: []string{label, strconv.Itoa(r.Goroutines), sizeShort(r.BlockSize), "error: " + r.Error}})
 			continue
 		}
 		ratio := "-"
@@ -113,12 +109,34 @@ func printReport(w io.Writer, rep *Report) {
 		if r.Note != "" {
 			cells = append(cells, r.Note)
 		}
-		lines = append(lines, line{cells: cells})
+		lines = append(lines, tableLine{cells: cells})
 	}
-	width := make([]int, len(head)+1)
+	writeAligned(w, len(head), lines)
+	if rep.Rounds > 1 {
+		fmt.Fprintf(w, "\nEach row: the median of %d alternating rounds (IOPS ±: the interval that holds the median at %s confidence); ratio: median MB/s over the baseline's,\n~ where the rounds show no difference (Mann-Whitney U, p >= 0.05). -json has every round.\n",
+			rep.Rounds, confidenceName(rep.Rounds))
+	}
+	if m := rep.Model; m != nil {
+		fmt.Fprintln(w)
+		printModel(w, m)
+	}
+}
+
+// tableLine is one line of an aligned table: a title, or cells.
+type tableLine struct {
+	title string
+	cells []string
+}
+
+// writeAligned writes lines as a table of ncols aligned columns, the
+// first left-aligned and the others right-aligned; a title line stands
+// alone after an empty line, and cells past ncols (notes) or starting
+// with "error: " follow unaligned.
+func writeAligned(w io.Writer, ncols int, lines []tableLine) {
+	width := make([]int, ncols+1)
 	for _, l := range lines {
 		for i, c := range l.cells {
-			if i < len(head) && !strings.HasPrefix(c, "error: ") {
+			if i < ncols && !strings.HasPrefix(c, "error: ") {
 				width[i] = max(width[i], utf8.RuneCountInString(c))
 			}
 		}
@@ -134,7 +152,7 @@ func printReport(w io.Writer, rep *Report) {
 			switch {
 			case i == 0:
 				b.WriteString(c + strings.Repeat(" ", pad))
-			case i >= len(head) || strings.HasPrefix(c, "error: "):
+			case i >= ncols || strings.HasPrefix(c, "error: "):
 				b.WriteString("  " + c)
 			default:
 				b.WriteString("  " + strings.Repeat(" ", pad) + c)
@@ -142,13 +160,31 @@ func printReport(w io.Writer, rep *Report) {
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
-	if rep.Rounds > 1 {
-		fmt.Fprintf(w, "\nEach row: the median of %d alternating rounds (IOPS ±: the interval that holds the median at %s confidence); ratio: median MB/s over the baseline's,\n~ where the rounds show no difference (Mann-Whitney U, p >= 0.05). -json has every round.\n",
-			rep.Rounds, confidenceName(rep.Rounds))
+}
+
+// writeMarkdown writes a GitHub-flavoured markdown table: the first
+// column left-aligned, the others right-aligned.
+func writeMarkdown(w io.Writer, head []string, rows [][]string) {
+	esc := strings.NewReplacer("|", "\\|")
+	line := func(cells []string) {
+		var b strings.Builder
+		b.WriteString("|")
+		for _, c := range cells {
+			b.WriteString(" " + esc.Replace(c) + " |")
+		}
+		fmt.Fprintln(w, b.String())
 	}
-	if m := rep.Model; m != nil {
-		fmt.Fprintln(w)
-		printModel(w, m)
+	line(head)
+	sep := make([]string, len(head))
+	for i := range sep {
+		sep[i] = "---:"
+	}
+	if len(sep) > 0 {
+		sep[0] = "---"
+	}
+	fmt.Fprintln(w, "|"+strings.Join(sep, "|")+"|")
+	for _, r := range rows {
+		line(r)
 	}
 }
 

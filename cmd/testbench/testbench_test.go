@@ -84,6 +84,9 @@ func TestPresets(t *testing.T) {
 			case "slowdisk":
 				t.Skip("a disk of its own: TestSlowdisk")
 			case "default":
+			case "dropin": // a hundredth of the work: every row, one round
+				args = append(args, "-rounds", "1", "-scale", "0.01")
+				rounds = 1
 			case "wal", "glommio":
 				// Their rows are custom measurements (custom.go):
 				// two rounds show they get the statistics too.
@@ -124,11 +127,16 @@ func TestPresets(t *testing.T) {
 				require.LessOrEqual(t, r.Lat.P50, r.Lat.P99)
 				require.LessOrEqual(t, r.Lat.P99, r.Lat.Max)
 				require.Positive(t, r.ThreadsPeak)
-				require.Positive(t, r.SyscallsPerOp, "%s/%s", r.Group, r.Label)
+				if p != "dropin" { // its count is of read and write calls: io_uring's are not
+					require.Positive(t, r.SyscallsPerOp, "%s/%s", r.Group, r.Label)
+				}
 			}
 			if p == "wal" || p == "glommio" {
 				// fio has no group commit (its jobs would not share one log).
 				requireCompared(t, rep.Results, func(r Result) bool { return p == "glommio" || r.Goroutines == 1 })
+			}
+			if p == "dropin" {
+				requireDropIn(t, rep.DropIn, len(dropinSpecs), 1)
 			}
 			if p == "latency-model" {
 				require.NotNil(t, rep.Model)
@@ -177,6 +185,62 @@ func requireCompared(t *testing.T, rs []Result, wantFio func(Result) bool) {
 			require.True(t, fio, "%q: no fio row", key)
 		}
 	}
+}
+
+// requireDropIn checks the dropin table: every row has the three sides
+// measured, the ratios to os with their rounds, threads, and a verdict.
+func requireDropIn(t *testing.T, sum *DropInSummary, rows, rounds int) {
+	t.Helper()
+	require.NotNil(t, sum)
+	require.Len(t, sum.Rows, rows)
+	require.Equal(t, rounds, sum.Rounds)
+	require.Equal(t, sum.GOMAXPROCS+4+sum.WorkerCap, sum.ThreadBound)
+	for _, r := range sum.Rows {
+		require.NotEmpty(t, r.OK, r.Key)
+		require.Contains(t, []string{"ops/s", "MB/s"}, r.Unit)
+		for side, c := range map[string]DropInCell{"os": r.OS, "diskio": r.DiskIO, "direct": r.Direct} {
+			require.Empty(t, c.Error, "%s/%s", r.Key, side)
+			require.Positive(t, c.Value, "%s/%s", r.Key, side)
+			require.Positive(t, c.Threads, "%s/%s", r.Key, side)
+			require.Positive(t, c.Ratio, "%s/%s", r.Key, side)
+			require.LessOrEqual(t, c.RatioMin, c.Ratio, "%s/%s", r.Key, side)
+			require.GreaterOrEqual(t, c.RatioMax, c.Ratio, "%s/%s", r.Key, side)
+		}
+		require.Equal(t, 1.0, r.OS.Ratio, r.Key)
+		if r.OK != "ok" {
+			require.Regexp(t, `^(LOW|ROUND|THREADS)`, r.OK, r.Key)
+		}
+	}
+}
+
+// The dropin preset's text output: the table aligned and as markdown,
+// the rows -workloads selects in the table's order; names it does not
+// know fail before anything is written.
+func TestDropIn(t *testing.T) {
+	out, stderr, err := tiny(t, "-preset", "dropin", "-rounds", "2", "-scale", "0.01", "-workloads", "small-read,hot-read-1,copy-file")
+	require.NoError(t, err, stderr)
+	hot := strings.Index(out, "hot 4 KiB random reads (8 MiB in the page cache), 1 goroutine ")
+	small := strings.Index(out, "the 20 files (in the page cache): open, io.ReadAll, close")
+	copyRow := strings.Index(out, "io.Copy file to a new file, 5240 KiB, cold source")
+	require.True(t, hot >= 0 && small > hot && copyRow > small, out)
+	require.NotContains(t, out, "cold 4 KiB random reads")
+	require.Contains(t, out, "thread bound GOMAXPROCS+4+")
+	require.Contains(t, out, "median of 2 alternating rounds")
+	require.Contains(t, out, "| workload | unit | os.File | diskio |")
+	require.Contains(t, out, "|---|---:|")
+	require.Regexp(t, `\| hot [^|]+, 1 goroutine \| ops/s \| [0-9,.]+ \| [0-9,.]+ \| [0-9.]+x \([0-9.]+-[0-9.]+\) \|`, out)
+
+	var list bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"-preset", "dropin", "-workloads", "list"}, &list, io.Discard, &files{}))
+	require.Contains(t, list.String(), "cold-read (cold-read-1, cold-read-16, cold-read-256)\n")
+	require.Len(t, strings.Split(strings.TrimSpace(list.String()), "\n"), 12)
+
+	_, _, err = tiny(t, "-preset", "dropin", "-workloads", "cold-read,small")
+	require.ErrorContains(t, err, `-workloads: unknown "small"`)
+	_, _, err = tiny(t, "-preset", "fsync", "-workloads", "cold-read")
+	require.ErrorContains(t, err, "-workloads and -scale are for -preset dropin")
+	_, _, err = tiny(t, "-preset", "dropin", "-scale", "0")
+	require.ErrorContains(t, err, "bad -scale")
 }
 
 // The -json output of a real run decodes into the documented struct with

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/diskio-go/diskio"
+	"github.com/diskio-go/diskio/sched"
 )
 
 // New returns a vfs.FS that keeps Pebble's sstables (.sst), blob files
@@ -55,6 +56,16 @@ type FS struct {
 	// Mode says whether Pebble's files bypass the page cache (Direct, the
 	// zero value) or keep it (Buffered). Set it before Pebble opens a file.
 	Mode Mode
+
+	// NoClasses opens every file Unclassified. By default the FS gives
+	// its files I/O classes (diskio.WithClass): WALs and the reads of
+	// Pebble's iterators and gets sched.Latency; the tables and blob
+	// files it writes (flushes and compactions) and files opened with
+	// vfs.SequentialReadsOption (compaction inputs, long scans)
+	// sched.Background. So while a synced commit or a foreground read
+	// waits, the scheduler bounds the compaction I/O in flight (see
+	// sched.ClassOptions).
+	NoClasses bool
 
 	// ReadAhead is how many 256 KiB reads a direct file opened with
 	// vfs.SequentialReadsOption (compaction inputs) keeps in flight;
@@ -109,14 +120,26 @@ func (d *FS) freshCache() *freshCache {
 // has entries for.
 func (d *FS) FreshStats() (bytes int64, files int) { return d.freshCache().stats() }
 
-// open opens a diskio file of kind k with the FS's mode.
-func (d *FS) open(name string, k kind, flag int, perm os.FileMode) (*diskio.File, error) {
+// open opens a diskio file of kind k with the FS's mode, in class c.
+func (d *FS) open(name string, k kind, flag int, perm os.FileMode, c sched.Class) (*diskio.File, error) {
 	mode := diskio.Direct
 	if d.Mode == Buffered || (k == wal && !d.WALDirect) {
 		mode = diskio.PageCache
 	}
 	opts := append(d.opts[:len(d.opts):len(d.opts)], diskio.WithDirect(mode))
+	if !d.NoClasses {
+		opts = append(opts, diskio.WithClass(c))
+	}
 	return diskio.OpenFile(name, flag, perm, opts...)
+}
+
+// writeClass is the class of the files Pebble writes: its WALs wait for
+// commits, its tables and blob files are flushes and compactions.
+func writeClass(k kind) sched.Class {
+	if k == wal {
+		return sched.Latency
+	}
+	return sched.Background
 }
 
 var _ vfs.FS = (*FS)(nil)
@@ -148,12 +171,12 @@ func (d *FS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, erro
 		return d.FS.Create(name, category)
 	}
 	flag := os.O_RDWR | os.O_CREATE | os.O_EXCL | d.extra(k)
-	f, err := d.open(name, k, flag, 0o666)
+	f, err := d.open(name, k, flag, 0o666, writeClass(k))
 	for errors.Is(err, fs.ErrExist) {
 		if rerr := d.Remove(name); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 			return nil, rerr
 		}
-		f, err = d.open(name, k, flag, 0o666)
+		f, err = d.open(name, k, flag, 0o666, writeClass(k))
 	}
 	if err != nil {
 		return nil, err
@@ -200,7 +223,13 @@ func (d *FS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
 	if kindOf(name) == other {
 		return d.FS.Open(name, opts...)
 	}
-	f, err := d.open(name, kindOf(name), os.O_RDONLY, 0)
+	class := sched.Latency // an iterator's or a get's reads
+	for _, o := range opts {
+		if o == vfs.SequentialReadsOption {
+			class = sched.Background // a compaction's input, or a long scan
+		}
+	}
+	f, err := d.open(name, kindOf(name), os.O_RDONLY, 0, class)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +260,7 @@ func (d *FS) OpenReadWrite(name string, category vfs.DiskWriteCategory, opts ...
 	if k == other {
 		return d.FS.OpenReadWrite(name, category, opts...)
 	}
-	f, err := d.open(name, k, os.O_RDWR|os.O_CREATE|d.extra(k), 0o666)
+	f, err := d.open(name, k, os.O_RDWR|os.O_CREATE|d.extra(k), 0o666, writeClass(k))
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +286,7 @@ func (d *FS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCatego
 		return nil, err
 	}
 	d.freshCache().forget(oldname)
-	f, err := d.open(newname, k, os.O_RDWR|os.O_CREATE|d.extra(k), 0o666)
+	f, err := d.open(newname, k, os.O_RDWR|os.O_CREATE|d.extra(k), 0o666, writeClass(k))
 	if err != nil {
 		return nil, err
 	}

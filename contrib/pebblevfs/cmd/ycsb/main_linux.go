@@ -58,7 +58,7 @@ func main() {
 	flag.Int64Var(&cacheMiB, "cache", 64, "Pebble block cache, MiB")
 	flag.Int64Var(&diskioCacheMiB, "diskio-cache", -1, "block cache for the diskio database in direct mode, MiB (default: -cache); buffered mode keeps the page cache and gets -cache")
 	flag.StringVar(&c.workloads, "workloads", "A,B,C,D,E,F", "workloads to run, in order (A-F; U is A with uniform keys)")
-	flag.StringVar(&c.fss, "fs", "default,diskio", "file systems, alternated within each workload: default, mem (vfs.NewMem: no disk at all, the floor of threads and CPU; each phase loads its own database first, unmeasured), or diskio with any of the suffixes -direct, -buffered (else -mode), -dsync (WAL files O_DSYNC: FS.WALDSync), -raN (N reads in flight for sequential reads: FS.ReadAhead), -freshN (FS.FreshBytes in MiB, taken from the direct block cache; fresh0 keeps nothing), -waldirect (WAL files O_DIRECT: FS.WALDirect), -wqN (io_uring workers capped at N: sched.Options.IOWQMaxWorkers), -apart (direct: the fresh cache beside a block cache smaller by FreshBytes, instead of reserving its bytes in the block cache: FS.Cache), e.g. diskio-direct-ra1")
+	flag.StringVar(&c.fss, "fs", "default,diskio", "file systems, alternated within each workload: default, mem (vfs.NewMem: no disk at all, the floor of threads and CPU; each phase loads its own database first, unmeasured), or diskio with any of the suffixes -direct, -buffered (else -mode), -dsync (WAL files O_DSYNC: FS.WALDSync), -raN (N reads in flight for sequential reads: FS.ReadAhead), -freshN (FS.FreshBytes in MiB, taken from the direct block cache; fresh0 keeps nothing), -waldirect (WAL files O_DIRECT: FS.WALDirect), -wqN (io_uring workers capped at N: sched.Options.IOWQMaxWorkers), -apart (direct: the fresh cache beside a block cache smaller by FreshBytes, instead of reserving its bytes in the block cache: FS.Cache), -noclasses (every file unclassified: FS.NoClasses), e.g. diskio-direct-ra1")
 	flag.StringVar(&c.mode, "mode", "direct", "pebblevfs mode of the diskio file system: direct (Pebble's block cache is the cache) or buffered (the page cache kept)")
 	flag.IntVar(&c.rounds, "rounds", 1, "times to repeat the load and the workloads (loading afresh each round)")
 	flag.BoolVar(&c.sync, "sync", true, "commit updates and inserts with pebble.Sync (as Pebble's own ycsb does)")
@@ -186,9 +186,10 @@ type fsConfig struct {
 	workers   int   // sched.Options.IOWQMaxWorkers: 0 default
 	apart     bool  // the fresh cache beside the block cache, not in it
 	walDirect bool
+	noClasses bool // pebblevfs.FS.NoClasses: every file unclassified
 }
 
-// parseFS parses "diskio[-direct|-buffered][-dsync][-raN][-freshN][-waldirect][-wqN][-apart]";
+// parseFS parses "diskio[-direct|-buffered][-dsync][-raN][-freshN][-waldirect][-wqN][-apart][-noclasses]";
 // mode is -mode's.
 func parseFS(name string, mode pebblevfs.Mode) (fsConfig, error) {
 	parts := strings.Split(name, "-")
@@ -197,7 +198,7 @@ func parseFS(name string, mode pebblevfs.Mode) (fsConfig, error) {
 		return c, nil
 	}
 	if parts[0] != "diskio" {
-		return c, fmt.Errorf("unknown -fs %q: default, mem, or diskio with suffixes -direct, -buffered, -dsync, -raN, -freshN, -waldirect, -wqN, -apart", name)
+		return c, fmt.Errorf("unknown -fs %q: default, mem, or diskio with suffixes -direct, -buffered, -dsync, -raN, -freshN, -waldirect, -wqN, -apart, -noclasses", name)
 	}
 	for _, p := range parts[1:] {
 		switch {
@@ -217,6 +218,8 @@ func parseFS(name string, mode pebblevfs.Mode) (fsConfig, error) {
 			c.apart = true
 		case p == "waldirect":
 			c.walDirect = true
+		case p == "noclasses":
+			c.noClasses = true
 		case strings.HasPrefix(p, "fresh"):
 			n, err := strconv.ParseInt(p[5:], 10, 64)
 			if err != nil || n < 0 {
@@ -233,7 +236,7 @@ func parseFS(name string, mode pebblevfs.Mode) (fsConfig, error) {
 			}
 			c.readAhead = n
 		default:
-			return c, fmt.Errorf("-fs %q: unknown suffix %q (have direct, buffered, dsync, raN, freshN, waldirect, wqN, apart)", name, p)
+			return c, fmt.Errorf("-fs %q: unknown suffix %q (have direct, buffered, dsync, raN, freshN, waldirect, wqN, apart, noclasses)", name, p)
 		}
 	}
 	return c, nil

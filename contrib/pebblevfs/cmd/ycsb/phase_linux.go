@@ -98,6 +98,7 @@ func runChild(c config) error {
 		fs.ReadAhead = fc.readAhead
 		fs.FreshBytes = fc.fresh
 		fs.WALDirect = fc.walDirect
+		fs.NoClasses = fc.noClasses
 		dfs, apart = fs, fc.apart
 		if fc.mode == pebblevfs.Direct && fc.apart {
 			// The fresh cache is memory the database uses: take it from

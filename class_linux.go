@@ -1,0 +1,46 @@
+//go:build linux
+
+package diskio
+
+import (
+	"io/fs"
+
+	"github.com/diskio-go/diskio/sched"
+)
+
+// withClass names f's descriptors in its scheduler (for slow-request
+// reports) and gives their requests class c (WithClass). It closes f and
+// fails when the scheduler refuses the class.
+func withClass(f *File, err error, c sched.Class) (*File, error) {
+	if err != nil {
+		return f, err
+	}
+	f.s.SetName(f.fd, f.name)
+	if f.bfd != f.fd {
+		f.s.SetName(f.bfd, f.name)
+	}
+	if c == sched.Unclassified {
+		return f, nil
+	}
+	for _, fd := range []int{f.fd, f.bfd} {
+		if err := f.s.SetClass(fd, c); err != nil {
+			f.Close()
+			return nil, &fs.PathError{Op: "open", Path: f.name, Err: err}
+		}
+	}
+	f.class = c
+	return f, nil
+}
+
+// clearClass takes f's name and class off its descriptors before they are
+// closed: their numbers may be reused by other files.
+func (f *File) clearClass() {
+	f.s.SetName(f.fd, "")
+	if f.bfd != f.fd {
+		f.s.SetName(f.bfd, "")
+	}
+	if f.class != sched.Unclassified {
+		f.s.SetClass(f.fd, sched.Unclassified)
+		f.s.SetClass(f.bfd, sched.Unclassified)
+	}
+}

@@ -1,0 +1,172 @@
+//go:build linux
+
+package sched
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/testenv"
+)
+
+// While a latency request is in flight, background requests beyond the
+// bound wait in the loop; the bound adapts to their device time (here
+// down to its floor, as the goal is 1ns, and up to the slots with a goal
+// of an hour).
+func TestBackgroundBoundedWhileLatencyWaits(t *testing.T) {
+	for _, b := range []Backend{URing, AIO} {
+		for _, goal := range []time.Duration{1, time.Hour} {
+			t.Run(string(b)+"/goal="+goal.String(), func(t *testing.T) {
+				const stuck = time.Second
+				s := newSched(t, b, Options{
+					Classes: ClassOptions{MinBackground: 2, Hold: time.Millisecond, Goal: goal},
+					Faults: FaultFunc(func(a Attempt) Fault {
+						if a.Op == OpFsync {
+							return Fault{Delay: stuck}
+						}
+						return Fault{}
+					}),
+				})
+				f := testenv.DirectFile(t)
+				fd := int(f.Fd())
+				const readers = 64
+				buf := testenv.AlignedBuf(t, readers*blockSize)
+				_, err := s.WriteAt(fd, buf, 0)
+				require.NoError(t, err)
+
+				synced := make(chan error, 1)
+				go func() { synced <- s.SyncClass(fd, true, Latency) }()
+				var st Stats
+				require.Eventually(t, func() bool {
+					s.ReadStats(&st)
+					return st.InFlight[Latency] == 1
+				}, time.Second, time.Millisecond)
+				var wg sync.WaitGroup
+				done := make(chan struct{})
+				maxIn := make(chan int)
+				go func() {
+					var st Stats
+					m := 0
+					for {
+						select {
+						case <-done:
+							maxIn <- m
+							return
+						default:
+						}
+						s.ReadStats(&st)
+						m = max(m, st.InFlight[Background])
+					}
+				}()
+				for range 5 {
+					for i := range readers {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							_, err := s.ReadAtClass(fd, buf[i*blockSize:(i+1)*blockSize], int64(i)*blockSize, Background)
+							require.NoError(t, err)
+						}()
+					}
+					wg.Wait()
+				}
+				close(done)
+				m := <-maxIn
+				s.ReadStats(&st)
+				require.Equal(t, 1, st.InFlight[Latency], "the sync is still in flight")
+				require.EqualValues(t, 5*readers, st.Ops[OpRead][Background].Requests())
+				require.Zero(t, st.Queued)
+				if goal == 1 {
+					require.Equal(t, 2, st.BackgroundBound)
+					require.LessOrEqual(t, m, 16, "more background requests in flight than the first bound")
+				} else {
+					// The bound grew past its first 16, and the reads used it
+					// (all 64 at once unless their goroutines came apart).
+					require.Greater(t, m, 16)
+					require.Greater(t, st.BackgroundBound, 16)
+				}
+				require.NoError(t, <-synced)
+			})
+		}
+	}
+}
+
+// With classes off nothing is held back.
+func TestClassesOff(t *testing.T) {
+	s := newSched(t, URing, Options{
+		Classes: ClassOptions{Off: true},
+		Faults: FaultFunc(func(a Attempt) Fault {
+			if a.Op == OpFsync {
+				return Fault{Delay: 200 * time.Millisecond}
+			}
+			return Fault{}
+		}),
+	})
+	f := testenv.DirectFile(t)
+	fd := int(f.Fd())
+	buf := testenv.AlignedBuf(t, 64*blockSize)
+	_, err := s.WriteAt(fd, buf, 0)
+	require.NoError(t, err)
+	synced := make(chan error, 1)
+	go func() { synced <- s.SyncClass(fd, true, Latency) }()
+	time.Sleep(20 * time.Millisecond)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := s.ReadAtClass(fd, buf[i*blockSize:(i+1)*blockSize], int64(i)*blockSize, Background)
+			require.NoError(t, err)
+		}()
+	}
+	wg.Wait()
+	require.Less(t, time.Since(start), 150*time.Millisecond, "background reads waited for the sync")
+	require.NoError(t, <-synced)
+	require.Zero(t, s.Stats().BackgroundBound)
+}
+
+// The class's ioprio reaches the kernel with each read and write: an
+// invalid one (class 7) is refused with EINVAL, for that class only.
+func TestIoprioReachesKernel(t *testing.T) {
+	for _, b := range []Backend{URing, AIO} {
+		t.Run(string(b), func(t *testing.T) {
+			s := newSched(t, b, Options{NoInline: true, Classes: ClassOptions{Ioprio: [NumClasses]uint16{
+				Latency:    IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, 0),
+				Background: IOPRIO_PRIO_VALUE(7, 0),
+			}}})
+			f := testenv.DirectFile(t)
+			fd := int(f.Fd())
+			buf := testenv.AlignedBuf(t, blockSize)
+			_, err := s.WriteAtClass(fd, buf, 0, 0, Latency)
+			require.NoError(t, err)
+			_, err = s.ReadAtClass(fd, buf, 0, Latency)
+			require.NoError(t, err)
+			_, err = s.ReadAt(fd, buf, 0)
+			require.NoError(t, err)
+			_, err = s.ReadAtClass(fd, buf, 0, Background)
+			require.ErrorIs(t, err, unix.EINVAL)
+			_, err = s.WriteAtClass(fd, buf, 0, 0, Background)
+			require.ErrorIs(t, err, unix.EINVAL)
+			require.NoError(t, s.SyncClass(fd, false, Background)) // syncs carry none
+		})
+	}
+}
+
+func TestSetClass(t *testing.T) {
+	s := newSched(t, URing, Options{})
+	require.Equal(t, Unclassified, s.ClassOf(5))
+	require.NoError(t, s.SetClass(5, Background))
+	require.NoError(t, s.SetClass(1<<20-1, Latency))
+	require.Equal(t, Background, s.ClassOf(5))
+	require.Equal(t, Latency, s.ClassOf(1<<20-1))
+	require.Equal(t, Unclassified, s.ClassOf(6))
+	require.Error(t, s.SetClass(1<<20, Latency))
+	require.Error(t, s.SetClass(-1, Latency))
+	require.Error(t, s.SetClass(5, NumClasses))
+	require.NoError(t, s.SetClass(5, Unclassified))
+	require.Equal(t, Unclassified, s.ClassOf(5))
+}

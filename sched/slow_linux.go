@@ -1,0 +1,157 @@
+//go:build linux
+
+package sched
+
+import (
+	"time"
+)
+
+// Slow requests: the loop knows when each request in the kernel was first
+// submitted, and reports those still in flight after
+// Options.SlowThreshold, then again each time their wait doubles (at 1x,
+// 2x, 4x... the threshold), so a stalling disk is named within the
+// threshold and a stall that goes on keeps being named without a flood.
+//
+// The loop does not poll for it. It checks ages only when the oldest
+// request in flight is due (it keeps the time of the next due report),
+// either after reaping completions, which reads the clock anyway, or
+// when it would sleep: then it sleeps in the kernel with a timeout that
+// ends at that time (io_uring_enter with IORING_ENTER_EXT_ARG and a
+// timespec, io_getevents with a timeout), and with no timeout at all when
+// nothing is in flight. A check scans the in-flight slots (Options.Entries,
+// ~1µs for 1,024) and happens at most once per threshold while requests
+// complete normally.
+//
+// Reports go to Options.OnSlow and to a Tracer that implements SlowTracer
+// on a goroutine of their own, through a bounded channel: the loop never
+// waits for them. When the channel is full a report is dropped and
+// counted (Stats.Slow.Dropped).
+
+// SlowIO reports a request in flight longer than Options.SlowThreshold.
+type SlowIO struct {
+	Op    Op
+	Fd    int32  // the descriptor
+	Name  string // the file's name, if its opener gave one (SetName; diskio's Files do)
+	Off   int64  // where the part still to transfer starts (reads and writes)
+	Len   int    // bytes still to transfer (reads and writes)
+	Class Class
+	// Waited is how long the request has been in the kernel (since its
+	// first submission) when reported.
+	Waited time.Duration
+	// Report counts the reports of this request: 1 at the threshold, 2 at
+	// twice it, 3 at four times, and so on while it waits.
+	Report int
+}
+
+// SlowTracer is a Tracer that also wants slow-request reports. Its SlowIO
+// is called like Options.OnSlow.
+type SlowTracer interface {
+	SlowIO(ev SlowIO)
+}
+
+// DefaultSlowThreshold is Options.SlowThreshold's default: Pebble's disk
+// health checks fire at 2s by default, CockroachDB's WAL failover at
+// 100ms; a second names a stalling disk quickly without counting a slow
+// but working one's queueing as a stall.
+const DefaultSlowThreshold = time.Second
+
+// slowQueue is how many reports wait for the reporting goroutine before
+// new ones are dropped.
+const slowQueue = 64
+
+// startSlow sets up slow-request detection for s from opts.
+func (s *Scheduler) startSlow(opts Options) {
+	s.slowThreshold = opts.SlowThreshold
+	if s.slowThreshold == 0 {
+		s.slowThreshold = DefaultSlowThreshold
+	}
+	if s.slowThreshold < 0 || !s.clock {
+		s.slowThreshold = 0
+		return
+	}
+	st, _ := opts.Tracer.(SlowTracer)
+	fn := opts.OnSlow
+	if fn == nil && st == nil {
+		return
+	}
+	ch := make(chan SlowIO, slowQueue)
+	s.slowCh = ch
+	go func() {
+		for ev := range ch {
+			if fn != nil {
+				fn(ev)
+			}
+			if st != nil {
+				st.SlowIO(ev)
+			}
+		}
+	}()
+}
+
+// checkSlow reports the requests in flight that are due at now, and sets
+// the time of the next check (0: nothing in flight).
+func (l *loop) checkSlow(now int64) {
+	next := int64(0)
+	for _, r := range l.slots[:l.wakeSlot] {
+		if r == nil {
+			continue
+		}
+		due := l.slowDue(r)
+		if now >= due {
+			l.reportSlow(r, now)
+			due = l.slowDue(r)
+		}
+		if next == 0 || due < next {
+			next = due
+		}
+	}
+	l.slowAt = next
+}
+
+// slowDue is when r is next to be reported.
+func (l *loop) slowDue(r *request) int64 {
+	return r.tSubmit + l.slowNs<<min(r.slowReports, 40)
+}
+
+func (l *loop) reportSlow(r *request, now int64) {
+	r.slowReports++
+	st := &l.s.stats
+	if r.slowReports == 1 {
+		st.slowRequests.Add(1)
+		st.stalled.Add(1)
+	}
+	st.slowReports.Add(1)
+	waited := now - r.tSubmit
+	if waited > st.longest.Load() {
+		st.longest.Store(waited) // only the loop writes it
+	}
+	if l.slowCh == nil {
+		return
+	}
+	ev := SlowIO{Op: r.op, Fd: r.fd, Name: l.s.classes.name(r.fd), Class: r.class, Waited: time.Duration(waited), Report: int(r.slowReports)}
+	if r.op == OpRead || r.op == OpWrite {
+		ev.Off, ev.Len = r.off+int64(r.done), len(r.buf)-r.done
+	}
+	select {
+	case l.slowCh <- ev:
+	default:
+		st.slowDropped.Add(1)
+	}
+}
+
+// sleepTimeout is how long the loop may sleep in the kernel: until the
+// next slow check, or for good (-1) when nothing in flight can become
+// slow. It runs the check first if it is due.
+func (l *loop) sleepTimeout() time.Duration {
+	if l.slowAt == 0 {
+		return -1
+	}
+	now := Now()
+	if now >= l.slowAt {
+		l.checkSlow(now)
+		if l.slowAt == 0 {
+			return -1
+		}
+	}
+	return time.Duration(l.slowAt - now)
+}
