@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -108,19 +109,34 @@ type slowRow struct {
 	Side       string `json:"side"`
 	Goroutines int    `json:"goroutines"`
 	IOPS       int    `json:"iops_limit"`
+	// Throttle: blkio.throttle.read_iops_device as the kernel shows it
+	// once set ("MAJ:MIN IOPS").
+	Throttle   string `json:"throttle"`
 	Reads      int64  `json:"reads_done"`
 	ReadErrors int64  `json:"read_errors,omitempty"`
-	// DiskReads: the reads the child's cgroup sent to the device by the
-	// time it ended (blkio.throttle.io_serviced, which counts a request
-	// as it enters the throttle, held back or not).
-	DiskReads int64         `json:"disk_reads"`
-	Elapsed   time.Duration `json:"elapsed_ns"`
+	// DiskReads: the read requests the child's cgroup sent to the device
+	// by the time it ended (blkio.throttle.io_serviced, which counts a
+	// request as it enters the throttle, held back or not).
+	DiskReads int64 `json:"disk_reads_sent"`
+	// DeviceReads, DeviceBytes: the read requests the loop device
+	// completed while the child lived, and their bytes
+	// (/sys/block/loopN/stat); a read-ahead request can bring in pages
+	// of several goroutines' reads.
+	DeviceReads int64         `json:"device_reads_done"`
+	DeviceBytes int64         `json:"device_bytes_read"`
+	Elapsed     time.Duration `json:"elapsed_ns"`
 	// LastReport: when the child last reported (Reads is what it counted
 	// then). A child that dies has no final report: its reporter is one
 	// goroutine among thousands waiting for a P, so Reads is a lower bound.
-	LastReport  time.Duration `json:"last_report_ns"`
-	Final       bool          `json:"final_report"`
-	PeakThreads int           `json:"os_threads_peak"`
+	LastReport time.Duration `json:"last_report_ns"`
+	Final      bool          `json:"final_report"`
+	// Checked: reads whose data the testbench read again with O_DIRECT
+	// after the child ended (every read of a child that reported at
+	// the end) and found the same (CRC-32); BadData: found different.
+	Checked     int64 `json:"reads_checked"`
+	BadData     int64 `json:"reads_bad_data"`
+	checks      []slowCheck
+	PeakThreads int `json:"os_threads_peak"`
 	// Outcome: "finished", "stopped after 10s" (a fixed-time setting),
 	// the runtime's fatal error, or why the child was killed.
 	Outcome    string `json:"outcome"`
@@ -216,8 +232,8 @@ func runSlowdisk(ctx context.Context, c *config, args []string, stdout, stderr i
 			if r.Error != "" {
 				fmt.Fprintf(stderr, "slowdisk: %s: %s\n", what, r.Error)
 			} else {
-				fmt.Fprintf(stderr, "slowdisk: %s: %s, %d reads in %v, %d OS threads at most (%v with the eviction before and the cgroup's removal after)\n",
-					what, r.Outcome, r.Reads, r.Elapsed.Round(10*time.Millisecond), r.PeakThreads, time.Since(t0).Round(10*time.Millisecond))
+				fmt.Fprintf(stderr, "slowdisk: %s: %s, %d reads in %v, %d OS threads at most (read_iops_device %q; %v with the eviction before and the cgroup's removal after)\n",
+					what, r.Outcome, r.Reads, r.Elapsed.Round(10*time.Millisecond), r.PeakThreads, r.Throttle, time.Since(t0).Round(10*time.Millisecond))
 			}
 			rep.Rows = append(rep.Rows, r)
 		}
@@ -235,16 +251,29 @@ func printSlowdisk(w io.Writer, rep *slowReport) {
 	fmt.Fprintf(w, "4 KiB reads at distinct random pages of a cold %s file, one per goroutine, reads throttled (blkio.throttle.read_iops_device on %s)\n\n",
 		sizeName(rep.Disk.FileSize), rep.Disk.Dev)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "side\tgoroutines\tIOPS limit\treads done / total\tdisk reads\telapsed\tpeak OS threads\toutcome")
+	fmt.Fprintln(tw, "side\tgoroutines\tIOPS limit\treads done / total\tdisk requests sent / done (KiB each)\telapsed\tpeak OS threads\toutcome")
 	for _, r := range rep.Rows {
 		if r.Error != "" {
 			fmt.Fprintf(tw, "%s\t%d\t%d\t\t\t\terror: %s\n", r.Side, r.Goroutines, r.IOPS, r.Error)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d / %d\t%d\t%.2f s\t%d\t%s\n", r.Side, r.Goroutines, r.IOPS, r.Reads, r.Goroutines,
-			r.DiskReads, r.Elapsed.Seconds(), r.PeakThreads, r.Outcome)
+		reads := strconv.FormatInt(r.Reads, 10)
+		if !r.Final {
+			reads = "≥" + reads // see below
+		}
+		each := "-"
+		if r.DeviceReads > 0 {
+			each = fmt.Sprintf("%.1f", float64(r.DeviceBytes)/float64(r.DeviceReads)/1024)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s / %d\t%d / %d (%s)\t%.2f s\t%d\t%s\n", r.Side, r.Goroutines, r.IOPS, reads, r.Goroutines,
+			r.DiskReads, r.DeviceReads, each, r.Elapsed.Seconds(), r.PeakThreads, r.Outcome)
 	}
 	tw.Flush()
+	var checked, bad int64
+	for _, r := range rep.Rows {
+		checked, bad = checked+r.Checked, bad+r.BadData
+	}
+	fmt.Fprintf(w, "\ndata: %d reads of children that reported at the end read again with O_DIRECT after them, %d different\n", checked, bad)
 	for _, r := range rep.Rows {
 		if r.Error != "" || r.Final {
 			continue
@@ -258,7 +287,7 @@ func printSlowdisk(w io.Writer, rep *slowReport) {
 			}
 		}
 	}
-	fmt.Fprintln(w, "\ndisk reads: the read requests the child sent to the device, let through by the throttle or still held back when it ended (its cgroup's blkio.throttle.io_serviced); peak OS threads: the child's /proc/self/status, sampled every 10 ms; elapsed: from the start signal to the last read, to the fatal error, or to the stop")
+	fmt.Fprintf(w, "\ndisk requests: sent by the child's cgroup, let through by the throttle or still held back when it ended (blkio.throttle.io_serviced), and done by the loop device while the child lived (/sys/block/%s/stat); peak OS threads: the child's Threads (/proc/PID/status), sampled every 10 ms by the child and by the testbench; elapsed: from the start signal to the last read, to the fatal error, or to the stop\n", filepath.Base(rep.Disk.Loop))
 }
 
 // slowDisk is the loop device, its filesystem and the test file; close
@@ -391,33 +420,57 @@ func (d *slowDisk) close() error {
 }
 
 // evict drops the test file from the page cache and checks that none of
-// it is left: a killed child's reads may still hold pages locked for a
-// moment.
+// it is left, pages still being read included: the last child's reads,
+// held back by its throttle until the testbench lifted it, complete
+// after the child is gone, and a page they bring in after the eviction
+// would be a free read for the next child. The file counts as drained
+// once its page cache is empty (cachestat(2), which counts pages under
+// read I/O; mincore(2) does not, and is the fallback before Linux 6.5)
+// and the loop device has completed no read for 200 ms.
 func (d *slowDisk) evict() error {
-	var left int
-	for i := 0; i < 50; i++ {
+	var left int64
+	quiet := 0
+	last, _ := deviceReads(d.loop)
+	for i := 0; i < 300; i++ {
 		if err := bench.Evict(d.path); err != nil {
 			return err
 		}
 		var err error
-		if left, err = residentPages(d.path); err != nil {
+		if left, err = cachedPages(d.path); err != nil {
 			return err
 		}
-		if left == 0 {
+		reads, _ := deviceReads(d.loop)
+		if left == 0 && reads == last {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		if quiet == 4 {
 			return nil
 		}
-		time.Sleep(100 * time.Millisecond)
+		last = reads
+		time.Sleep(50 * time.Millisecond)
 	}
-	return fmt.Errorf("%d pages of %s stay in the page cache after posix_fadvise(DONTNEED)", left, d.path)
+	return fmt.Errorf("%s does not leave the page cache (%d pages stay) or the loop device keeps reading, 15 s after the last child ended", d.path, left)
 }
 
-// residentPages counts the file's pages in the page cache (mincore).
-func residentPages(path string) (int, error) {
+// cachedPages counts the file's pages in the page cache: cachestat(2)
+// where the kernel has it (pages being read count), mincore(2) (only
+// pages read in) otherwise.
+func cachedPages(path string) (int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
+	var cs unix.Cachestat_t
+	err = unix.Cachestat(uint(f.Fd()), &unix.CachestatRange{}, &cs, 0) // Len 0: to the end
+	if err == nil {
+		return int64(cs.Cache), nil
+	}
+	if err != unix.ENOSYS {
+		return 0, &os.PathError{Op: "cachestat", Path: path, Err: err}
+	}
 	st, err := f.Stat()
 	if err != nil || st.Size() == 0 {
 		return 0, err
@@ -431,9 +484,9 @@ func residentPages(path string) (int, error) {
 	if _, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); errno != 0 {
 		return 0, &os.PathError{Op: "mincore", Path: path, Err: errno}
 	}
-	n := 0
+	var n int64
 	for _, v := range vec {
-		n += int(v & 1)
+		n += int64(v & 1)
 	}
 	return n, nil
 }
@@ -443,8 +496,9 @@ const blkioRoot = "/sys/fs/cgroup/blkio"
 
 // throttle is a blkio cgroup limiting reads of one device.
 type throttle struct {
-	dir string
-	dev string
+	dir     string
+	dev     string
+	setting string // the kernel's read_iops_device once set
 }
 
 var throttles atomic.Int64 // names cgroups apart within the process
@@ -457,6 +511,12 @@ func newThrottle(dev string, iops int) (*throttle, error) {
 	if err := t.set(iops); err != nil {
 		t.remove()
 		return nil, err
+	}
+	want := fmt.Sprintf("%s %d", dev, iops)
+	b, err := os.ReadFile(filepath.Join(t.dir, "blkio.throttle.read_iops_device"))
+	if t.setting = strings.TrimSpace(string(b)); err != nil || t.setting != want {
+		t.remove()
+		return nil, fmt.Errorf("%s: blkio.throttle.read_iops_device reads %q (%v) after writing %q", t.dir, t.setting, err, want)
 	}
 	return t, nil
 }
@@ -516,12 +576,19 @@ type slowSpec struct {
 	Seed       uint64
 }
 
+// slowCheck is a read a child made: where, and the CRC-32 of what it got.
+type slowCheck struct {
+	Off int64
+	CRC uint32
+}
+
 // slowProgress is a child's report, one JSON line on stdout per sample;
 // the last one before the child ends has Final set.
 type slowProgress struct {
 	Done        int64         // reads completed
 	Errors      int64         // of them, failed
 	FirstError  string        `json:",omitempty"`
+	Checks      []slowCheck   `json:",omitempty"` // the final report's: every read done
 	Elapsed     time.Duration // since the start signal; the last read's completion once all are done
 	Since       time.Duration // since the start signal
 	Threads     int
@@ -541,21 +608,66 @@ func (d *slowDisk) run(ctx context.Context, s slowSetting, side string, timeout 
 		r.Error = fmt.Sprintf("blkio cgroup: %v", err)
 		return r
 	}
+	r.Throttle = t.setting
 	defer func() {
 		if err := t.remove(); err != nil && r.Error == "" {
 			r.Error = err.Error()
 		}
 	}()
 	if err := runSlowChild(ctx, slowSpec{Side: side, Path: d.path, Size: d.size, Goroutines: s.Goroutines, For: s.For, MaxThreads: s.MaxThreads, Seed: rand.Uint64()},
-		t, timeout, &r); err != nil {
+		d.loop, t, timeout, &r); err != nil {
 		r.Error = err.Error()
+		return r
+	}
+	if err := d.check(&r); err != nil {
+		r.Error = "checking the data read: " + err.Error()
+	}
+	if r.BadData > 0 {
+		r.Outcome += fmt.Sprintf("; %d of %d reads returned data the disk does not hold", r.BadData, r.Checked)
 	}
 	return r
 }
 
+// check reads again, with O_DIRECT (from the disk, not the page cache
+// the child's reads filled), every page the child read, and counts the
+// pages whose CRC-32 differs from the child's.
+func (d *slowDisk) check(r *slowRow) error {
+	if len(r.checks) == 0 {
+		return nil
+	}
+	fd, err := unix.Open(d.path, unix.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: d.path, Err: err}
+	}
+	defer unix.Close(fd)
+	buf, err := unix.Mmap(-1, 0, slowReadSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE) // page-aligned
+	if err != nil {
+		return err
+	}
+	defer unix.Munmap(buf)
+	for _, c := range r.checks {
+		n, err := unix.Pread(fd, buf, c.Off)
+		if err == unix.EINTR {
+			n, err = unix.Pread(fd, buf, c.Off)
+		}
+		if err != nil {
+			return &os.PathError{Op: "pread", Path: d.path, Err: err}
+		}
+		if n != len(buf) {
+			return fmt.Errorf("%s: %d bytes at %d, want %d", d.path, n, c.Off, len(buf))
+		}
+		r.Checked++
+		if crc32.ChecksumIEEE(buf) != c.CRC {
+			r.BadData++
+		}
+	}
+	r.checks = nil
+	return nil
+}
+
 // runSlowChild starts the child, moves it into t's cgroup, tells it to
 // start and follows it until it ends or timeout.
-func runSlowChild(ctx context.Context, spec slowSpec, t *throttle, timeout time.Duration, r *slowRow) error {
+func runSlowChild(ctx context.Context, spec slowSpec, loop string, t *throttle, timeout time.Duration, r *slowRow) error {
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return err
@@ -590,6 +702,7 @@ func runSlowChild(ctx context.Context, spec slowSpec, t *throttle, timeout time.
 	go func() {
 		defer close(got)
 		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 64<<20) // the final report lists every read
 		for sc.Scan() {
 			if sc.Text() == "ready" {
 				ready <- struct{}{}
@@ -613,6 +726,7 @@ func runSlowChild(ctx context.Context, spec slowSpec, t *throttle, timeout time.
 	case <-got:
 	case <-cctx.Done():
 	}
+	reads0, bytes0 := deviceReads(loop)
 	start := time.Now()
 	errOut.start(start)
 	stdin.Write([]byte{'\n'}) // start
@@ -635,12 +749,15 @@ func runSlowChild(ctx context.Context, spec slowSpec, t *throttle, timeout time.
 	}()
 	waitErr := cmd.Wait()
 	r.DiskReads = t.serviced()
+	reads1, bytes1 := deviceReads(loop)
+	r.DeviceReads, r.DeviceBytes = reads1-reads0, bytes1-bytes0
 	<-got
 	lastMu.Lock()
 	p := last
 	lastMu.Unlock()
 	r.Reads, r.ReadErrors, r.PeakThreads, r.Elapsed = p.Done, p.Errors, max(p.PeakThreads, <-outside), p.Elapsed
 	r.LastReport, r.Final = p.Since, p.Final
+	r.checks = p.Checks
 	r.StderrHead = errOut.paragraph(12)
 	r.ExitStatus = "exit status 0"
 	if waitErr != nil {
@@ -668,7 +785,26 @@ func runSlowChild(ctx context.Context, spec slowSpec, t *throttle, timeout time.
 	if p.FirstError != "" {
 		r.Outcome += "; read error: " + p.FirstError
 	}
+	if p.Errors > 0 && p.FirstError == "" {
+		r.Outcome += fmt.Sprintf("; %d read errors", p.Errors)
+	}
 	return nil
+}
+
+// deviceReads returns the read requests a block device has completed
+// and their bytes (/sys/block/NAME/stat: reads, merges, sectors, ...).
+func deviceReads(dev string) (reads, n int64) {
+	b, err := os.ReadFile("/sys/block/" + filepath.Base(dev) + "/stat")
+	if err != nil {
+		return 0, 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return 0, 0
+	}
+	reads, _ = strconv.ParseInt(f[0], 10, 64)
+	sectors, _ := strconv.ParseInt(f[2], 10, 64)
+	return reads, sectors * 512
 }
 
 // threadsOf returns the Threads: line of /proc/pid/status, 0 once the
@@ -849,6 +985,8 @@ func slowRead(s slowSpec) error {
 	var done, failed atomic.Int64
 	var firstErr atomic.Pointer[string]
 	var doneAt atomic.Int64 // ns after start when the last read completed
+	sums := make([]uint32, len(offs))
+	read := make([]atomic.Bool, len(offs)) // sums[i] is set
 	all := make(chan struct{})
 	var start time.Time
 	peak := 0
@@ -863,12 +1001,19 @@ func slowRead(s slowSpec) error {
 		if e := firstErr.Load(); e != nil {
 			p.FirstError = *e
 		}
+		if final {
+			for i, off := range offs {
+				if read[i].Load() {
+					p.Checks = append(p.Checks, slowCheck{Off: off, CRC: sums[i]})
+				}
+			}
+		}
 		line, _ := json.Marshal(p)
 		os.Stdout.Write(append(line, '\n'))
 	}
 	start = time.Now()
 	report(false) // the threads before the readers
-	for _, off := range offs {
+	for i, off := range offs {
 		go func() {
 			buf := make([]byte, slowReadSize)
 			n, err := readAt(buf, off)
@@ -879,6 +1024,9 @@ func slowRead(s slowSpec) error {
 				failed.Add(1)
 				msg := err.Error()
 				firstErr.CompareAndSwap(nil, &msg)
+			} else {
+				sums[i] = crc32.ChecksumIEEE(buf)
+				read[i].Store(true)
 			}
 			if done.Add(1) == int64(len(offs)) {
 				doneAt.Store(int64(time.Since(start)))

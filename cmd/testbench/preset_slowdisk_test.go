@@ -40,8 +40,11 @@ func TestSlowdisk(t *testing.T) {
 		require.Equal(t, "finished", r.Outcome, r.StderrHead)
 		require.Equal(t, int64(g), r.Reads)
 		require.Zero(t, r.ReadErrors)
+		require.Equal(t, int64(g), r.Checked, "every read's data checked")
+		require.Zero(t, r.BadData)
 		require.GreaterOrEqual(t, r.Elapsed, throttled, "the reads were not throttled")
 		require.Positive(t, r.DiskReads, "the child's cgroup saw no reads")
+		require.Positive(t, r.DeviceReads, "the loop device saw no reads")
 		if side == sideOS {
 			require.Greater(t, r.PeakThreads, 100)
 		} else {
