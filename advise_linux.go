@@ -3,9 +3,6 @@
 package diskio
 
 import (
-	"errors"
-	"io/fs"
-
 	"golang.org/x/sys/unix"
 )
 
@@ -22,7 +19,7 @@ func (f *File) Prefetch(off, n int64) error {
 	}
 	defer f.release()
 	if off < 0 || n < 0 {
-		return &fs.PathError{Op: "prefetch", Path: f.name, Err: errors.New("negative offset or length")}
+		return negativeRange("prefetch", f.name)
 	}
 	if f.direct || n == 0 {
 		return nil

@@ -3,8 +3,6 @@
 package diskio
 
 import (
-	"errors"
-	"io/fs"
 	"os"
 )
 
@@ -15,7 +13,7 @@ func (f *File) Prefetch(off, n int64) error {
 		return os.ErrInvalid
 	}
 	if off < 0 || n < 0 {
-		return &fs.PathError{Op: "prefetch", Path: f.Name(), Err: errors.New("negative offset or length")}
+		return negativeRange("prefetch", f.Name())
 	}
 	return nil
 }

@@ -3,7 +3,6 @@
 package diskio
 
 import (
-	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -106,7 +105,7 @@ var sharedMems = sync.Pool{New: func() any { return new(sharedMem) }}
 
 func (m *sharedMem) release() {
 	if m.refs.Add(-1) == 0 {
-		m.s.PutBuffer(m.buf)
+		link(m.s).PutBuffer(m.buf)
 		m.buf, m.s = nil, nil
 		sharedMems.Put(m)
 	}
@@ -114,7 +113,7 @@ func (m *sharedMem) release() {
 
 // getMem returns memory of at least n bytes from s, holding one reference.
 func getMem(s *sched.Scheduler, n int) (*sharedMem, error) {
-	b, err := s.GetBuffer(n)
+	b, err := link(s).GetBuffer(n)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +128,7 @@ func getMem(s *sched.Scheduler, n int) (*sharedMem, error) {
 // around [off, off+n) and Bytes is the window into them. Near the end of the
 // file Bytes is shorter than n and the error is io.EOF, as with ReadAt.
 func (f *File) ReadBuffer(off int64, n int) (*Buffer, error) {
-	bufs, err := f.AppendReadMany(nil, []Range{{Off: off, Len: n}}, ReadManyOptions{})
+	bufs, err := f.appendReadMany(nil, []Range{{Off: off, Len: n}}, ReadManyOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -148,16 +147,15 @@ func (f *File) ReadBuffer(off int64, n int) (*Buffer, error) {
 // the end of the file a Buffer is shorter than its Len. On error no
 // Buffers are returned.
 func (f *File) ReadMany(ranges []Range, opts ReadManyOptions) ([]*Buffer, error) {
-	bufs, err := f.AppendReadMany(make([]*Buffer, 0, len(ranges)), ranges, opts)
+	bufs, err := f.appendReadMany(make([]*Buffer, 0, len(ranges)), ranges, opts)
 	if err != nil {
 		return nil, err
 	}
 	return bufs, nil
 }
 
-// AppendReadMany is ReadMany appending the Buffers to dst: with dst
-// reused, a ReadMany in steady state allocates nothing.
-func (f *File) AppendReadMany(dst []*Buffer, ranges []Range, opts ReadManyOptions) ([]*Buffer, error) {
+// appendReadMany is ReadMany appending the Buffers to dst.
+func (f *File) appendReadMany(dst []*Buffer, ranges []Range, opts ReadManyOptions) ([]*Buffer, error) {
 	plain, err := f.enter("read")
 	if err != nil {
 		return dst, err
@@ -169,7 +167,7 @@ func (f *File) AppendReadMany(dst []*Buffer, ranges []Range, opts ReadManyOption
 	}
 	for _, r := range ranges {
 		if r.Off < 0 || r.Len < 0 || r.Off+int64(r.Len) < 0 {
-			return dst, &fs.PathError{Op: "read", Path: f.name, Err: errors.New("negative offset or length")}
+			return dst, negativeRange("read", f.name)
 		}
 	}
 	if len(ranges) == 0 {

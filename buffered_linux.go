@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/diskio-go/diskio/internal/schedlink"
 	"github.com/diskio-go/diskio/sched"
 )
 
@@ -116,22 +117,22 @@ func (g *gate) leave() {
 // sizeUnknown is the size hint of a File that has not learnt its size.
 const sizeUnknown = 1<<63 - 1
 
-// Nowait reports whether reads and writes first try the page cache on the
+// nowait reports whether reads and writes first try the page cache on the
 // caller's goroutine. A buffered file starts with both on and turns one
 // off, for good, the first time the kernel refuses RWF_NOWAIT for it
 // (ext4 refuses it for writes); an O_SYNC or O_DSYNC file never tries
 // writes inline (they would wait for the disk). An O_DIRECT file never uses the page cache.
-func (f *File) Nowait() NowaitStatus {
+func (f *File) nowait() nowaitStatus {
 	if st, ok := f.nowaitPlain(); ok {
 		return st
 	}
 	if f.direct {
 		const why = "O_DIRECT file: no page cache"
-		return NowaitStatus{ReadsReason: why, WritesReason: why}
+		return nowaitStatus{ReadsReason: why, WritesReason: why}
 	}
 	f.pc.mu.Lock()
 	defer f.pc.mu.Unlock()
-	return NowaitStatus{Reads: !f.pc.noRead.Load(), ReadsReason: f.pc.readReason,
+	return nowaitStatus{Reads: !f.pc.noRead.Load(), ReadsReason: f.pc.readReason,
 		Writes: !f.pc.noWrite.Load(), WritesReason: f.pc.writeReason}
 }
 
@@ -150,7 +151,7 @@ func (f *File) readCached(b []byte, off int64) (int, error) {
 	if !f.pc.cold.Load() && !f.pc.noRead.Load() {
 		// The common case first, with nothing more than it needs: a
 		// warm file, and the whole range in the page cache.
-		n, err := f.s.ReadAtNowait(f.fd, b, off, true)
+		n, err := link(f.s).ReadAtNowait(f.fd, b, off, true)
 		if err == nil && n == len(b) {
 			return n, nil
 		}
@@ -169,7 +170,7 @@ func (f *File) readCachedRest(b []byte, off int64, n int, err error) (int, error
 		return f.readCachedFrom(b, off, n) // short: see readCachedFrom
 	case err == unix.EAGAIN:
 		f.pc.cold.Store(true) // a miss is likely next time too: see readCachedFrom
-	case sched.NowaitRefused(err):
+	case schedlink.NowaitRefused(err):
 		f.pc.refuse(&f.pc.noRead, &f.pc.readReason, "preadv2(RWF_NOWAIT): "+err.Error())
 	default:
 		return 0, err
@@ -185,7 +186,7 @@ func (f *File) readCachedFrom(b []byte, off int64, done int) (int, error) {
 	// the file warm up.
 	skip := f.pc.cold.Load() && f.pc.skipped.Add(1)%coldProbe != 0
 	for !skip && !f.pc.noRead.Load() && done < len(b) {
-		n, err := f.s.ReadAtNowait(f.fd, b[done:], off+int64(done), !f.pc.cold.Load())
+		n, err := link(f.s).ReadAtNowait(f.fd, b[done:], off+int64(done), !f.pc.cold.Load())
 		if miss := err == unix.EAGAIN; miss != f.pc.cold.Load() {
 			f.pc.cold.Store(miss) // only on a change: 128 readers share the line
 		}
@@ -202,7 +203,7 @@ func (f *File) readCachedFrom(b []byte, off int64, done int) (int, error) {
 		if err == unix.EAGAIN {
 			break
 		}
-		if sched.NowaitRefused(err) {
+		if schedlink.NowaitRefused(err) {
 			f.pc.refuse(&f.pc.noRead, &f.pc.readReason, "preadv2(RWF_NOWAIT): "+err.Error())
 			break
 		}
@@ -244,7 +245,7 @@ func (f *File) writeCached(b []byte, off int64, rwf uint32, cursor bool) (int, e
 	}
 	done := 0
 	for rwf&(unix.RWF_DSYNC|unix.RWF_SYNC) == 0 && !f.pc.noWrite.Load() && done < len(b) {
-		n, err := f.s.WriteAtNowait(f.fd, b[done:], off+int64(done), rwf)
+		n, err := link(f.s).WriteAtNowait(f.fd, b[done:], off+int64(done), rwf)
 		if err == nil {
 			if n == 0 {
 				break // no progress: let the scheduler's write say why
@@ -255,7 +256,7 @@ func (f *File) writeCached(b []byte, off int64, rwf uint32, cursor bool) (int, e
 		if err == unix.EAGAIN {
 			break
 		}
-		if sched.NowaitRefused(err) {
+		if schedlink.NowaitRefused(err) {
 			f.pc.refuse(&f.pc.noWrite, &f.pc.writeReason, "pwritev2(RWF_NOWAIT): "+err.Error())
 			break
 		}
@@ -271,7 +272,7 @@ func (f *File) writeCached(b []byte, off int64, rwf uint32, cursor bool) (int, e
 			return n, err
 		}
 	}
-	n, err := f.s.WriteAtFlags(f.fd, b[done:], off+int64(done), rwf)
+	n, err := link(f.s).WriteAtFlags(f.fd, b[done:], off+int64(done), rwf)
 	f.pc.grow(off + int64(done+n))
 	return done + n, err
 }
@@ -279,7 +280,7 @@ func (f *File) writeCached(b []byte, off int64, rwf uint32, cursor bool) (int, e
 // writeInline makes writeCached's write on the caller's thread if it
 // reads nothing from the disk (ok), else leaves it to the caller (!ok).
 func (f *File) writeInline(b []byte, off int64, rwf uint32, cursor bool) (n int, ok bool, err error) {
-	if rwf != 0 || !inlineWrites || f.syncFd || len(b) > maxInlineWrite {
+	if rwf != 0 || f.tuning.noInlineWrites || f.syncFd || len(b) > maxInlineWrite {
 		return 0, false, nil
 	}
 	if !f.readFree(off, len(b)) {
@@ -288,7 +289,7 @@ func (f *File) writeInline(b []byte, off int64, rwf uint32, cursor bool) (n int,
 	if !cursor {
 		f.pc.writers.enter(maxInlineWriters)
 	}
-	n, err = f.s.WriteAtInline(f.fd, b, off, 0)
+	n, err = link(f.s).WriteAtInline(f.fd, b, off, 0)
 	if !cursor {
 		f.pc.writers.leave()
 	}
@@ -302,7 +303,7 @@ func (f *File) writeInline(b []byte, off int64, rwf uint32, cursor bool) (n int,
 		return n, true, inlineErr(sched.OpWrite, off, len(b), err)
 	}
 	// Stopped short: the scheduler's write says why.
-	m, err := f.s.WriteAtFlags(f.fd, b[n:], off+int64(n), rwf)
+	m, err := link(f.s).WriteAtFlags(f.fd, b[n:], off+int64(n), rwf)
 	f.pc.grow(off + int64(n+m))
 	return n + m, true, err
 }

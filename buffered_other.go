@@ -2,9 +2,9 @@
 
 package diskio
 
-// Nowait reports that reads and writes go straight to the operating
+// nowait reports that reads and writes go straight to the operating
 // system: RWF_NOWAIT is Linux's.
-func (f *File) Nowait() NowaitStatus {
+func (f *File) nowait() nowaitStatus {
 	const why = "not Linux: plain os.File calls"
-	return NowaitStatus{ReadsReason: why, WritesReason: why}
+	return nowaitStatus{ReadsReason: why, WritesReason: why}
 }

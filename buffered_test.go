@@ -90,7 +90,7 @@ func TestPageCacheHitsStayOffTheRing(t *testing.T) {
 	path, data := pageCacheFile(t, 1<<20)
 	f := openWith(t, path, os.O_RDONLY, WithScheduler(s), WithDirect(PageCache))
 	require.False(t, f.Direct())
-	require.True(t, f.Nowait().Reads, f.Nowait().String())
+	require.True(t, f.nowait().Reads, f.nowait().String())
 
 	time.Sleep(20 * time.Millisecond) // let the idle loop go to sleep in the kernel
 	enters := c.enters.Load()
@@ -168,7 +168,7 @@ func TestPageCacheMissGoesThroughRing(t *testing.T) {
 	}
 	require.Equal(t, queued, c.queued.Load(), "re-reads of a cached page are hits")
 	require.Equal(t, hits+10, c.nowaitHit.Load())
-	require.True(t, f.Nowait().Reads)
+	require.True(t, f.nowait().Reads)
 }
 
 // TestPageCacheUntraced: with no Tracer and no FaultInjector a hit takes
@@ -217,7 +217,7 @@ func TestPageCacheUntraced(t *testing.T) {
 	require.NoError(t, unix.Fadvise(int(f.Fd()), 2<<20+4096, 64<<10, unix.FADV_DONTNEED))
 	check(2<<20+100, 64<<10)
 	require.True(t, f.pc.cold.Load(), "the rest was a miss")
-	require.True(t, f.Nowait().Reads)
+	require.True(t, f.nowait().Reads)
 }
 
 // ringFds returns the process's io_uring descriptors.
@@ -314,7 +314,7 @@ func (in *nowaitInjector) Fault(a sched.Attempt) sched.Fault {
 	if in.count == nil {
 		in.count = map[bool]int{}
 	}
-	nowait := a.Flags&sched.RWF_NOWAIT != 0
+	nowait := a.Flags&unix.RWF_NOWAIT != 0
 	in.count[nowait]++
 	if nowait && in.fn != nil {
 		return in.fn(a)
@@ -354,9 +354,9 @@ func TestPageCacheEAGAINContinues(t *testing.T) {
 	require.Equal(t, data[777:777+n], b[:n])
 	log := in.attempts()
 	require.Len(t, log, 2)
-	require.Equal(t, sched.Attempt{Op: sched.OpRead, Fd: log[0].Fd, Off: 777, Len: 10000, Flags: sched.RWF_NOWAIT}, log[0])
+	require.Equal(t, sched.Attempt{Op: sched.OpRead, Fd: log[0].Fd, Off: 777, Len: 10000, Flags: unix.RWF_NOWAIT}, log[0])
 	require.Equal(t, sched.Attempt{Op: sched.OpRead, Fd: log[0].Fd, Off: 777, Len: 10000}, log[1])
-	require.True(t, f.Nowait().Reads, "EAGAIN is not a refusal")
+	require.True(t, f.nowait().Reads, "EAGAIN is not a refusal")
 }
 
 // TestPageCacheShortContinues: a short page-cache result is continued
@@ -388,7 +388,7 @@ func TestPageCacheShortContinues(t *testing.T) {
 	offs := []int64{100, 100 + 4096, 100 + 4096 + 1000, 100 + 4096 + 1000}
 	for i, a := range log {
 		require.Equal(t, offs[i], a.Off, "attempt %d", i)
-		require.Equal(t, i < 3, a.Flags&sched.RWF_NOWAIT != 0, "attempt %d", i)
+		require.Equal(t, i < 3, a.Flags&unix.RWF_NOWAIT != 0, "attempt %d", i)
 		require.Equal(t, len(b)-int(offs[i]-100), a.Len, "attempt %d", i)
 	}
 
@@ -403,7 +403,7 @@ func TestPageCacheShortContinues(t *testing.T) {
 	require.ErrorIs(t, err, io.EOF)
 	require.Equal(t, data[len(data)-5000:], b[:n])
 	for _, a := range in.attempts()[before:] {
-		require.NotZero(t, a.Flags&sched.RWF_NOWAIT, "the end of the file was found without the ring: %+v", a)
+		require.NotZero(t, a.Flags&unix.RWF_NOWAIT, "the end of the file was found without the ring: %+v", a)
 	}
 }
 
@@ -417,7 +417,7 @@ func TestPageCacheNowaitRefused(t *testing.T) {
 	s := faultSched(t, in)
 	path, data := pageCacheFile(t, 64<<10)
 	f := openWith(t, path, os.O_RDWR, WithScheduler(s), WithDirect(PageCache))
-	st := f.Nowait()
+	st := f.nowait()
 	require.True(t, st.Reads)
 	require.True(t, st.Writes)
 	b := make([]byte, 3000)
@@ -426,7 +426,7 @@ func TestPageCacheNowaitRefused(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, data[10:10+n], b[:n])
 	}
-	st = f.Nowait()
+	st = f.nowait()
 	require.False(t, st.Reads)
 	require.Contains(t, st.ReadsReason, "preadv2(RWF_NOWAIT)")
 	require.Contains(t, st.ReadsReason, unix.EOPNOTSUPP.Error())
@@ -438,7 +438,7 @@ func TestPageCacheNowaitRefused(t *testing.T) {
 		require.NoError(t, err)
 		copy(data[i*100:], w)
 	}
-	st = f.Nowait()
+	st = f.nowait()
 	require.False(t, st.Writes)
 	require.Contains(t, st.WritesReason, "pwritev2(RWF_NOWAIT)")
 	require.Equal(t, 2, in.nowaits(), "one refused write attempt, then none")
@@ -473,7 +473,7 @@ func TestPageCacheWrites(t *testing.T) {
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.Equal(t, want, got)
-	st := f.Nowait()
+	st := f.nowait()
 	t.Logf("%s", st)
 	if !st.Writes {
 		require.Contains(t, st.WritesReason, "pwritev2(RWF_NOWAIT)")
@@ -497,8 +497,8 @@ func TestPageCacheWrites(t *testing.T) {
 	d := openWith(t, path, os.O_RDWR|unix.O_DSYNC, WithScheduler(s), WithDirect(PageCache))
 	_, err = d.WriteAt([]byte("z"), 7)
 	require.NoError(t, err)
-	require.False(t, d.Nowait().Writes)
-	require.Contains(t, d.Nowait().WritesReason, "O_DSYNC")
+	require.False(t, d.nowait().Writes)
+	require.Contains(t, d.nowait().WritesReason, "O_DSYNC")
 }
 
 // TestPrefetchAndAdvise: Advise(DontNeed) drops the file's cached pages
@@ -557,11 +557,11 @@ func TestNowaitAfterClose(t *testing.T) {
 	require.NoError(t, err)
 	defer osf.Close()
 	b := make([]byte, 100)
-	n, err := s.ReadAtNowait(int(osf.Fd()), b, 0, true)
+	n, err := link(s).ReadAtNowait(int(osf.Fd()), b, 0, true)
 	require.NoError(t, err)
 	require.Equal(t, 100, n)
 	require.NoError(t, s.Close())
-	_, err = s.ReadAtNowait(int(osf.Fd()), b, 0, true)
+	_, err = link(s).ReadAtNowait(int(osf.Fd()), b, 0, true)
 	require.True(t, errors.Is(err, sched.ErrClosed))
 	require.False(t, strings.Contains(err.Error(), "nowait"))
 }

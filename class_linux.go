@@ -11,13 +11,16 @@ import (
 // withClass names f's descriptors in its scheduler (for slow-request
 // reports) and gives their requests class c (WithClass). It closes f and
 // fails when the scheduler refuses the class.
-func withClass(f *File, err error, c sched.Class) (*File, error) {
+func withOptions(f *File, err error, o options) (*File, error) {
 	if err != nil {
 		return f, err
 	}
-	f.s.SetName(f.fd, f.name)
+	f.tuning = o.tuning
+	f.dur.twoTrips = o.tuning.twoTrips
+	c := o.class
+	link(f.s).SetName(f.fd, f.name)
 	if f.bfd != f.fd {
-		f.s.SetName(f.bfd, f.name)
+		link(f.s).SetName(f.bfd, f.name)
 	}
 	if c == sched.Unclassified {
 		return f, nil
@@ -35,9 +38,9 @@ func withClass(f *File, err error, c sched.Class) (*File, error) {
 // clearClass takes f's name and class off its descriptors before they are
 // closed: their numbers may be reused by other files.
 func (f *File) clearClass() {
-	f.s.SetName(f.fd, "")
+	link(f.s).SetName(f.fd, "")
 	if f.bfd != f.fd {
-		f.s.SetName(f.bfd, "")
+		link(f.s).SetName(f.bfd, "")
 	}
 	if f.class != sched.Unclassified {
 		f.s.SetClass(f.fd, sched.Unclassified)

@@ -641,8 +641,8 @@ var extraMethods = []extraMethod{
 		bufs, err := f.ReadMany([]Range{{0, 4}, {2, 4}, {4000, 8}}, ReadManyOptions{})
 		return one("%s %s", bufferText(bufs...), err)
 	}},
-	{"AppendReadMany", false, func(f *File) (string, []error) {
-		bufs, err := f.AppendReadMany(nil, []Range{{5, 3}}, ReadManyOptions{MaxMerge: NoMerge})
+	{"ReadMany NoMerge", false, func(f *File) (string, []error) {
+		bufs, err := f.ReadMany([]Range{{5, 3}}, ReadManyOptions{MaxMerge: NoMerge})
 		return one("%s %s", bufferText(bufs...), err)
 	}},
 	{"OSFile", false, func(f *File) (string, []error) {
@@ -666,7 +666,7 @@ var extraMethods = []extraMethod{
 	}},
 	// Last: a page-cache File that OpenFile did not tell apart learns
 	// its kind from the calls above.
-	{"Nowait", true, func(f *File) (string, []error) { return f.Nowait().String(), nil }},
+	{"nowait", true, func(f *File) (string, []error) { return f.nowait().String(), nil }},
 }
 
 // streamErrs are the errors a NewStream* call's state contract applies

@@ -434,13 +434,12 @@ func procStatus() (threads, rss int64) {
 // BenchmarkWALAppend: one writer appending 100 B, 1 KiB and 64 KiB records with
 // Datasync after each, on a growing, a preallocated and a recycled file:
 // diskio, diskio without durable writes in one trip (write, then
-// fdatasync), diskio with the filesystem block as its unit, os.File
-// (write + fdatasync). Metric: appends/s.
+// fdatasync), os.File (write + fdatasync). Metric: appends/s.
 //
 //	go test -run '^$' -bench WALAppend -benchtime 2000x -count 2 .
 func BenchmarkWALAppend(b *testing.B) {
 	kinds := []string{"growing", "prealloc", "recycled"}
-	backends := []string{"diskio", "diskio-two-trips", "diskio-fsblock", "os.File"}
+	backends := []string{"diskio", "diskio-two-trips", "os.File"}
 	if v := os.Getenv("DISKIO_BENCH_WAL_BACKENDS"); v != "" {
 		backends = strings.Split(v, ",")
 	}
@@ -481,11 +480,7 @@ func BenchmarkWALAppend(b *testing.B) {
 						flush = func() error { return ignoringEINTR(func() error { return unix.Fdatasync(int(f.Fd())) }) }
 						done = f.Close
 					} else {
-						// Both switches stay set for the run (oneTrip is read at
-						// every write and flush), and are restored after it.
-						wholeBlocks, oneTrip = be == "diskio-fsblock", be != "diskio-two-trips"
-						b.Cleanup(func() { wholeBlocks, oneTrip = false, true })
-						f, err := OpenFile(name, os.O_RDWR, 0)
+						f, err := OpenFile(name, os.O_RDWR, 0, withTuning(tuning{twoTrips: be == "diskio-two-trips"}))
 						if err != nil {
 							b.Fatal(err)
 						}

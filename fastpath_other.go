@@ -4,7 +4,6 @@ package diskio
 
 import (
 	"bufio"
-	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -37,7 +36,7 @@ func (b *Buffer) Release() {
 // file Bytes is shorter than n and the error is io.EOF.
 func (f *File) ReadBuffer(off int64, n int) (*Buffer, error) {
 	if off < 0 || n < 0 {
-		return nil, &fs.PathError{Op: "read", Path: f.Name(), Err: errors.New("negative offset or length")}
+		return nil, negativeRange("read", f.Name())
 	}
 	buf := make([]byte, n)
 	m, err := f.ReadAt(buf, off)
@@ -49,11 +48,11 @@ func (f *File) ReadBuffer(off int64, n int) (*Buffer, error) {
 
 // ReadMany reads every range, one ReadAt each.
 func (f *File) ReadMany(ranges []Range, opts ReadManyOptions) ([]*Buffer, error) {
-	return f.AppendReadMany(nil, ranges, opts)
+	return f.appendReadMany(nil, ranges, opts)
 }
 
-// AppendReadMany is ReadMany appending the Buffers to dst.
-func (f *File) AppendReadMany(dst []*Buffer, ranges []Range, opts ReadManyOptions) ([]*Buffer, error) {
+// appendReadMany is ReadMany appending the Buffers to dst.
+func (f *File) appendReadMany(dst []*Buffer, ranges []Range, opts ReadManyOptions) ([]*Buffer, error) {
 	n := len(dst)
 	for _, r := range ranges {
 		b, err := f.ReadBuffer(r.Off, r.Len)
@@ -75,7 +74,7 @@ type StreamReader struct {
 // NewStreamReader starts reading f at off.
 func (f *File) NewStreamReader(off int64, opts StreamOptions) (*StreamReader, error) {
 	if off < 0 {
-		return nil, &fs.PathError{Op: "stream", Path: f.Name(), Err: errors.New("negative offset")}
+		return nil, negativeOffset("stream", f.Name())
 	}
 	if opts.BufferSize <= 0 {
 		opts.BufferSize = 512 << 10
@@ -136,7 +135,7 @@ type StreamWriter struct {
 // NewStreamWriter starts writing at off.
 func (f *File) NewStreamWriter(off int64, opts StreamOptions) (*StreamWriter, error) {
 	if off < 0 {
-		return nil, &fs.PathError{Op: "stream", Path: f.Name(), Err: errors.New("negative offset")}
+		return nil, negativeOffset("stream", f.Name())
 	}
 	if opts.BufferSize <= 0 {
 		opts.BufferSize = 512 << 10

@@ -63,22 +63,15 @@ type File struct {
 	edgeRA   int64        // start of the window readAheadEdge last asked for (f.mixing)
 	smallEnd int64        // where the last write without a whole page ended (f.mixing)
 
-	flush flushGroup // Sync and Datasync: group commit, sticky failure (sync_linux.go)
-	dur   durability // what a flush must still cover; durable writes in one trip (through_linux.go)
+	flush  flushGroup // Sync and Datasync: group commit, sticky failure (sync_linux.go)
+	dur    durability // what a flush must still cover; durable writes in one trip (through_linux.go)
+	tuning tuning     // paths turned off for benchmarks (options_linux.go)
 
 	streams streamSet // open StreamReaders, ended by Close (stream_linux.go)
 	pc      pageCache // buffered files: page-cache reads and writes with RWF_NOWAIT (buffered_linux.go)
 }
 
 const refClosed = 1 << 62
-
-// wholeBlocks would align the File's I/O to the filesystem's block (and
-// the device's physical block) rather than the smallest O_DIRECT unit, so
-// that no direct write covers part of a filesystem block. Measured
-// (BenchmarkWALAppend, 100 B and 1 KiB appends with Datasync each, two
-// rounds): the 4 KiB unit was slower in 7 of 8 cases (0.57-0.86x of the
-// 512 B unit), so it is off.
-var wholeBlocks = false
 
 var errWriteAtInAppendMode = errors.New("os: invalid use of WriteAt on file opened with O_APPEND")
 
@@ -111,7 +104,7 @@ func OpenFile(name string, flag int, perm fs.FileMode, opts ...Option) (*File, e
 		return pf, err // a FIFO, device or directory: os.File's way
 	}
 	f, err := newFile(name, osf, s, flag, flag, 0, o.direct, st)
-	return withClass(f, err, o.class)
+	return withOptions(f, err, o)
 }
 
 // fileOptions applies opts and finds the scheduler they name (the
@@ -214,17 +207,6 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 				break
 			}
 			f.fd, f.direct, f.block, f.mem = dfd, true, int64(a.Offset), uintptr(a.Memory)
-			if wholeBlocks {
-				// Partial blocks are written whole: a direct write of
-				// part of a filesystem or device block is serialised by
-				// ext4 (inode lock, waiting for all direct I/O) and
-				// zero-filled around by iomap when the block is new.
-				u := int64(a.WriteUnit())
-				if bs := int64(st.Blksize); bs > u && bs%u == 0 && bs <= 64<<10 {
-					u = bs
-				}
-				f.block = u
-			}
 			f.page = max(f.block, int64(os.Getpagesize()))
 		case mode == DirectRequired:
 			return err
@@ -263,7 +245,7 @@ func (f *File) registerSoon() {
 	if f.uses.Load() >= registerAfter || f.uses.Add(1) != registerAfter {
 		return
 	}
-	if f.s.RegisterFile(f.fd) == nil {
+	if link(f.s).RegisterFile(f.fd) == nil {
 		f.fixed.Store(true)
 	}
 }
@@ -429,7 +411,7 @@ func (f *File) Close() error {
 	if f.fixed.Load() {
 		// Before the descriptor is closed: a new file given the same
 		// number must not inherit the registered slot.
-		f.s.UnregisterFile(f.fd)
+		link(f.s).UnregisterFile(f.fd)
 	}
 	if f.fd != f.bfd {
 		unix.Close(f.fd)

@@ -1,15 +1,15 @@
 package diskio
 
-// NowaitStatus says whether a File's reads and writes try the page cache
+// nowaitStatus says whether a File's reads and writes try the page cache
 // on the caller's goroutine first (RWF_NOWAIT), and if not, why.
-type NowaitStatus struct {
+type nowaitStatus struct {
 	Reads        bool
 	ReadsReason  string
 	Writes       bool
 	WritesReason string
 }
 
-func (s NowaitStatus) String() string {
+func (s nowaitStatus) String() string {
 	str := func(ok bool, reason string) string {
 		if ok {
 			return "yes"

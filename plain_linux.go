@@ -122,7 +122,7 @@ var errNotRegular = errors.New("not a regular file")
 // nowaitPlain is Nowait for a nil File (os.ErrInvalid as the reason), a
 // closed one (os.ErrClosed), and one known not to be a regular file,
 // whose calls are os.File's.
-func (f *File) nowaitPlain() (NowaitStatus, bool) {
+func (f *File) nowaitPlain() (nowaitStatus, bool) {
 	why := ""
 	switch {
 	case f == nil:
@@ -132,16 +132,16 @@ func (f *File) nowaitPlain() (NowaitStatus, bool) {
 	case f.notRegular():
 		why = errNotRegular.Error() + ": os.File's calls"
 	default:
-		return NowaitStatus{}, false
+		return nowaitStatus{}, false
 	}
-	return NowaitStatus{ReadsReason: why, WritesReason: why}, true
+	return nowaitStatus{ReadsReason: why, WritesReason: why}, true
 }
 
 // plainReadBuffer is ReadBuffer on a plain file: ReadAt into new memory,
 // as os.File would (a FIFO's ReadAt fails with ESPIPE).
 func plainReadBuffer(p *os.File, off int64, n int) (*Buffer, error) {
 	if off < 0 || n < 0 {
-		return nil, &fs.PathError{Op: "read", Path: p.Name(), Err: errors.New("negative offset or length")}
+		return nil, negativeRange("read", p.Name())
 	}
 	buf := make([]byte, n)
 	m, err := p.ReadAt(buf, off)
@@ -193,7 +193,7 @@ func plainReadMany(p *os.File, ranges []Range) ([]*Buffer, error) {
 	out := make([]*Buffer, len(ranges))
 	for i, r := range ranges {
 		if r.Off < 0 || r.Len < 0 {
-			return nil, &fs.PathError{Op: "read", Path: p.Name(), Err: errors.New("negative offset or length")}
+			return nil, negativeRange("read", p.Name())
 		}
 		b, err := plainReadBuffer(p, r.Off, r.Len)
 		if err != nil && err != io.EOF {

@@ -3,9 +3,7 @@
 package diskio
 
 import (
-	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"syscall"
 )
@@ -42,7 +40,7 @@ func (f *File) Read(b []byte) (int, error) {
 		// does (one more attempt, which says 0 at the end, or the rest
 		// through the scheduler). EAGAIN or a refusal takes readAt's
 		// way.
-		n, err = f.s.ReadAtNowait(f.fd, b, off, true)
+		n, err = link(f.s).ReadAtNowait(f.fd, b, off, true)
 		if err != nil || n < len(b) && (off+int64(n))%f.page == 0 {
 			n, err = f.readCachedRest(b, off, n, err)
 		}
@@ -68,7 +66,7 @@ func (f *File) ReadAt(b []byte, off int64) (int, error) {
 	}
 	// The order of checks is os.File's.
 	if off < 0 {
-		return 0, &fs.PathError{Op: "readat", Path: f.name, Err: errors.New("negative offset")}
+		return 0, negativeOffset("readat", f.name)
 	}
 	if len(b) == 0 {
 		return 0, nil

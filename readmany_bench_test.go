@@ -55,7 +55,7 @@ func BenchmarkReadMany(b *testing.B) {
 								ranges[k] = Range{Off: rng.Offset(size, 4096), Len: 4096}
 							}
 							var err error
-							if bufs, err = f.AppendReadMany(bufs[:0], ranges, ReadManyOptions{MaxMerge: merge}); err != nil {
+							if bufs, err = f.appendReadMany(bufs[:0], ranges, ReadManyOptions{MaxMerge: merge}); err != nil {
 								b.Error(err)
 								return
 							}

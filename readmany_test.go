@@ -69,7 +69,7 @@ func TestReadManySteadyStateNoAllocNoMmap(t *testing.T) {
 				ranges[i] = Range{Off: rng.Int64N(int64(len(data))-4096) &^ 4095, Len: 4096}
 			}
 			var err error
-			dst, err = f.AppendReadMany(dst[:0], ranges, opts)
+			dst, err = f.appendReadMany(dst[:0], ranges, opts)
 			if err != nil {
 				panic(err)
 			}
@@ -80,10 +80,10 @@ func TestReadManySteadyStateNoAllocNoMmap(t *testing.T) {
 		for range 20 {
 			round() // warm the pools
 		}
-		before := s.BufferStats().Allocs
+		before := link(s).BufferStats().Allocs
 		allocs := testing.AllocsPerRun(100, round)
 		require.Zero(t, allocs, "heap allocations per ReadMany of %d ranges, %+v", len(ranges), opts)
-		require.Equal(t, before, s.BufferStats().Allocs, "memory taken from the scheduler in steady state, %+v", opts)
+		require.Equal(t, before, link(s).BufferStats().Allocs, "memory taken from the scheduler in steady state, %+v", opts)
 	}
 }
 
@@ -109,7 +109,7 @@ func TestReadManyConcurrent(t *testing.T) {
 				}
 				opts := ReadManyOptions{MaxMerge: []int{NoMerge, 0, 16 << 10}[it%3], MaxGap: rng.IntN(8192)}
 				var err error
-				if dst, err = f.AppendReadMany(dst[:0], ranges, opts); err != nil {
+				if dst, err = f.appendReadMany(dst[:0], ranges, opts); err != nil {
 					errs <- err
 					return
 				}

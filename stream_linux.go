@@ -3,7 +3,6 @@
 package diskio
 
 import (
-	"errors"
 	"io"
 	"io/fs"
 	"math/bits"
@@ -81,7 +80,7 @@ func (f *File) NewStreamReader(off int64, opts StreamOptions) (*StreamReader, er
 		return nil, &fs.PathError{Op: "stream", Path: f.name, Err: errNotRegular}
 	}
 	if off < 0 {
-		return nil, &fs.PathError{Op: "stream", Path: f.name, Err: errors.New("negative offset")}
+		return nil, negativeOffset("stream", f.name)
 	}
 	if f.acc == os.O_WRONLY {
 		return nil, &fs.PathError{Op: "stream", Path: f.name, Err: syscall.EBADF}

@@ -3,7 +3,6 @@
 package diskio
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 )
@@ -46,7 +45,7 @@ func (f *File) NewStreamWriter(off int64, opts StreamOptions) (*StreamWriter, er
 		return nil, &fs.PathError{Op: "stream", Path: f.name, Err: errNotRegular}
 	}
 	if off < 0 {
-		return nil, &fs.PathError{Op: "stream", Path: f.name, Err: errors.New("negative offset")}
+		return nil, negativeOffset("stream", f.name)
 	}
 	if f.append {
 		return nil, errWriteAtInAppendMode

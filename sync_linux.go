@@ -28,7 +28,6 @@ import (
 // recovery is to reopen the file and rewrite what was not known durable,
 // for example from a log.
 
-var errNegativeOffset = errors.New("negative offset")
 
 // Sync commits the file's contents and its exact size to stable storage
 // (fsync). Every write that completed before Sync was called is covered.
@@ -258,7 +257,7 @@ func (f *File) WriteAtDSync(b []byte, off int64) (int, error) {
 		return 0, errWriteAtInAppendMode
 	}
 	if off < 0 {
-		return 0, &fs.PathError{Op: "writeat", Path: f.name, Err: errNegativeOffset}
+		return 0, negativeOffset("writeat", f.name)
 	}
 	if len(b) == 0 {
 		return 0, nil

@@ -40,7 +40,7 @@ func NewFile(osf *os.File, opts ...Option) (*File, error) {
 		return nil, err
 	}
 	f, err := newFile(name, osf, s, fl, fl, pos, o.direct, st)
-	return withClass(f, err, o.class)
+	return withOptions(f, err, o)
 }
 
 // OSFile returns a new *os.File on the same file, for code that needs one

@@ -17,7 +17,7 @@ import (
 // and dropped from the page cache before) and on a new file opened
 // O_APPEND (the kernel's appends), through a File and through
 // os.File, with a Datasync at the end; diskio-ring sends every edge write
-// through the scheduler (inlineWrites off). Unaligned records take the
+// through the scheduler (tuning.noInlineWrites). Unaligned records take the
 // File's page-cache edge path; the 10 KiB ones also write whole pages
 // directly.
 // The metric is MB/s, the end's Datasync included.
@@ -65,9 +65,7 @@ func BenchmarkSmallWrites(b *testing.B) {
 						}
 						f, flush = o, func() error { return unix.Fdatasync(int(o.Fd())) }
 					} else {
-						inlineWrites = be == "diskio"
-						b.Cleanup(func() { inlineWrites = true })
-						d, err := OpenFile(name, flag, 0o644)
+						d, err := OpenFile(name, flag, 0o644, withTuning(tuning{noInlineWrites: be != "diskio"}))
 						if err != nil {
 							b.Fatal(err)
 						}

@@ -3,9 +3,7 @@
 package diskio
 
 import (
-	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"sync/atomic"
 	"syscall"
@@ -65,7 +63,7 @@ func (f *File) Write(b []byte) (int, error) {
 // end of this write, unless another descriptor appended in between.
 func (f *File) appendWrite(b []byte) (int, error) {
 	rwf := f.dur.take()
-	if rwf == 0 && inlineWrites && !f.syncFd {
+	if rwf == 0 && !f.tuning.noInlineWrites && !f.syncFd {
 		n, pos, err := f.appendInline(b)
 		f.dur.done(rwf)
 		if pos >= 0 {
@@ -74,7 +72,7 @@ func (f *File) appendWrite(b []byte) (int, error) {
 		return n, err
 	}
 	f.mixing.Lock()
-	n, err := f.s.WriteAtFlags(f.bfd, b, 0, unix.RWF_APPEND|rwf)
+	n, err := link(f.s).WriteAtFlags(f.bfd, b, 0, unix.RWF_APPEND|rwf)
 	f.mixing.Unlock()
 	f.dur.done(rwf)
 	st, serr := statOf(f.bfd)
@@ -103,7 +101,7 @@ func (f *File) appendWrite(b []byte) (int, error) {
 func (f *File) appendInline(b []byte) (n int, pos int64, err error) {
 	f.mixing.Lock()
 	defer f.mixing.Unlock()
-	n, err = f.s.WriteAtInline(f.bfd, b, -1, unix.RWF_APPEND)
+	n, err = link(f.s).WriteAtInline(f.bfd, b, -1, unix.RWF_APPEND)
 	return n, f.endOf(), err
 }
 
@@ -160,7 +158,7 @@ func (f *File) WriteAt(b []byte, off int64) (int, error) {
 		return 0, errWriteAtInAppendMode
 	}
 	if off < 0 {
-		return 0, &fs.PathError{Op: "writeat", Path: f.name, Err: errors.New("negative offset")}
+		return 0, negativeOffset("writeat", f.name)
 	}
 	if len(b) == 0 {
 		return 0, nil
@@ -321,7 +319,7 @@ func (f *File) writeBlocks(b []byte, off int64, rwf uint32) (int, error) {
 func (f *File) writeBuffered(b []byte, off int64, rwf uint32, ahead bool) (int, error) {
 	f.mixing.Lock()
 	defer f.mixing.Unlock()
-	inline := rwf == 0 && inlineWrites && !f.syncFd
+	inline := rwf == 0 && !f.tuning.noInlineWrites && !f.syncFd
 	small := ahead && off == f.smallEnd
 	if ahead {
 		f.smallEnd = off + int64(len(b))
@@ -336,7 +334,7 @@ func (f *File) writeBuffered(b []byte, off int64, rwf uint32, ahead bool) (int, 
 	}
 	done := 0
 	if inline && hit {
-		n, err := f.s.WriteAtInline(f.bfd, b, off, 0)
+		n, err := link(f.s).WriteAtInline(f.bfd, b, off, 0)
 		if err != nil && err != io.ErrShortWrite {
 			return n, err
 		}
@@ -345,7 +343,7 @@ func (f *File) writeBuffered(b []byte, off int64, rwf uint32, ahead bool) (int, 
 			return done, nil
 		}
 	}
-	n, err := f.s.WriteAtFlags(f.bfd, b[done:], off+int64(done), rwf)
+	n, err := link(f.s).WriteAtFlags(f.bfd, b[done:], off+int64(done), rwf)
 	done += n
 	if err == nil && done < len(b) {
 		err = io.ErrShortWrite
@@ -372,11 +370,6 @@ func (f *File) readAheadEdge(off int64) {
 
 // edgeWindow is how much readAheadEdge asks for at once.
 const edgeWindow = 256 << 10
-
-// inlineWrites lets writeBuffered write cached pages, and appendWrite
-// append, on the caller's thread (BenchmarkSmallWrites turns it off to
-// compare with the scheduler's path).
-var inlineWrites = true
 
 // noCachestat is set once the kernel refuses cachestat (Linux < 6.5).
 var noCachestat atomic.Bool
@@ -414,5 +407,5 @@ func (f *File) directWrite(b []byte, off int64, rwf uint32) (int, error) {
 	f.registerSoon()
 	f.mixing.RLock()
 	defer f.mixing.RUnlock()
-	return f.s.WriteAtFlags(f.fd, b, off, rwf)
+	return link(f.s).WriteAtFlags(f.fd, b, off, rwf)
 }

@@ -61,20 +61,12 @@ func BenchmarkRandRead4K(b *testing.B) {
 				benchReads(b, g, int(f.Fd()), s.ReadAt)
 			})
 		}
-		// The loop on a locked OS thread (Options.LockOSThread): same
-		// IOPS, one more thread. Run it alone to compare thread counts,
-		// since threads, once started, stay for the life of the process.
-		b.Run(fmt.Sprintf("uring-locked/g=%d", g), func(b *testing.B) {
-			s := newSched(b, URing, Options{LockOSThread: true})
-			f := openBench(b)
-			benchReads(b, g, int(f.Fd()), s.ReadAt)
-		})
 	}
 	// Registered file and buffers (READ_FIXED, IOSQE_FIXED_FILE).
 	b.Run("uring-fixed/g=128", func(b *testing.B) {
 		s := newSched(b, URing, Options{})
 		f := openBench(b)
-		if err := s.RegisterFile(int(f.Fd())); err != nil {
+		if err := s.registerFile(int(f.Fd())); err != nil {
 			b.Fatal(err)
 		}
 		bufs, err := s.AllocBuffer(128 * blockSize)
@@ -172,7 +164,7 @@ func BenchmarkNop(b *testing.B) {
 			b.SetParallelism(max(1, g/runtime.GOMAXPROCS(0)))
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					if err := s.Nop(); err != nil {
+					if err := s.nop(); err != nil {
 						panic(err)
 					}
 				}

@@ -7,6 +7,8 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+
+	"github.com/diskio-go/diskio/internal/schedlink"
 )
 
 // The scheduler's buffer cache: memory from AllocBuffer that callers gave
@@ -32,24 +34,10 @@ type bufferCache struct {
 	allocs atomic.Uint64
 }
 
-// BufferStats says what the scheduler's buffer cache holds and has taken.
-type BufferStats struct {
-	// Allocs counts the GetBuffer calls the cache could not serve
-	// (AllocBuffer: an arena block, or an mmap when the arena is full):
-	// none in steady state.
-	Allocs uint64
-	// Cached is the memory the cache holds for reuse, in bytes.
-	Cached int
-	// Arena is the size of the registered arena while it is mapped:
-	// 0 without one, and once the scheduler is closed and every block
-	// of it has been given back.
-	Arena int
-}
-
-// BufferStats reports the buffer cache's counters.
-func (s *Scheduler) BufferStats() BufferStats {
+// bufferStats reports the buffer cache's counters.
+func (s *Scheduler) bufferStats() schedlink.BufferStats {
 	s.cache.mu.Lock()
-	st := BufferStats{Allocs: s.cache.allocs.Load(), Cached: s.cache.bytes}
+	st := schedlink.BufferStats{Allocs: s.cache.allocs.Load(), Cached: s.cache.bytes}
 	s.cache.mu.Unlock()
 	if s.arena != nil {
 		st.Arena = s.arena.size()
@@ -70,13 +58,13 @@ func classDown(n int) int { return bits.Len(uint(n/minBlock)) - 1 }
 
 var errBufferSize = errors.New("sched: GetBuffer: size must be positive")
 
-// GetBuffer returns page-aligned memory for I/O of n bytes, as
+// getBuffer returns page-aligned memory for I/O of n bytes, as
 // AllocBuffer, from the scheduler's cache when it holds a buffer of the
 // size class (a power of two of at least 4 KiB): len n, and the class as
 // its capacity, which the caller may use whole. Cached memory is not
 // zeroed. Give it back with PutBuffer (or FreeBuffer). After Close it
 // fails with ErrClosed.
-func (s *Scheduler) GetBuffer(n int) ([]byte, error) {
+func (s *Scheduler) getBuffer(n int) ([]byte, error) {
 	if n <= 0 {
 		return nil, errBufferSize
 	}
@@ -106,10 +94,10 @@ func (s *Scheduler) GetBuffer(n int) ([]byte, error) {
 	return b[:n], nil
 }
 
-// PutBuffer gives back memory from GetBuffer (or AllocBuffer), of any
+// putBuffer gives back memory from GetBuffer (or AllocBuffer), of any
 // length up to its capacity, for reuse; once the cache is full, or the
 // scheduler closed, it is freed (FreeBuffer). No request may still use it.
-func (s *Scheduler) PutBuffer(b []byte) {
+func (s *Scheduler) putBuffer(b []byte) {
 	b = b[:cap(b)]
 	if len(b) < minBlock {
 		s.FreeBuffer(b)

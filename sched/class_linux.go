@@ -96,11 +96,11 @@ func (s *Scheduler) SetClass(fd int, c Class) error {
 	return nil
 }
 
-// SetName names the file open on fd, for slow-request reports
+// setName names the file open on fd, for slow-request reports
 // (SlowIO.Name); "" removes the name. Package diskio names every File's
 // descriptors. Remove it before fd is closed. Descriptors beyond 2^20 are
 // not named.
-func (s *Scheduler) SetName(fd int, name string) {
+func (s *Scheduler) setName(fd int, name string) {
 	if e := s.classes.entry(fd, name != ""); e != nil {
 		if name == "" {
 			e.name.Store(nil)
@@ -133,11 +133,10 @@ func (s *Scheduler) ReadAtClass(fd int, p []byte, off int64, c Class) (int, erro
 	return s.do(r)
 }
 
-// WriteAtClass is WriteAtFlags with the request's class given, whatever
-// fd's.
-func (s *Scheduler) WriteAtClass(fd int, p []byte, off int64, flags uint32, c Class) (int, error) {
+// WriteAtClass is WriteAt with the request's class given, whatever fd's.
+func (s *Scheduler) WriteAtClass(fd int, p []byte, off int64, c Class) (int, error) {
 	r := getRequest()
-	r.op, r.fd, r.buf, r.off, r.rwf = OpWrite, int32(fd), p, off, flags
+	r.op, r.fd, r.buf, r.off = OpWrite, int32(fd), p, off
 	r.class, r.classGiven = c%NumClasses, true
 	return s.do(r)
 }
@@ -155,7 +154,7 @@ func (s *Scheduler) SyncClass(fd int, full bool, c Class) error {
 	return err
 }
 
-// SetClass gives the reads the batch starts from now on class c, whatever
+// SetClass gives the calls the batch starts from now on class c, whatever
 // their descriptors'.
 func (b *Batch) SetClass(c Class) { b.class, b.classGiven = c%NumClasses, true }
 

@@ -141,7 +141,7 @@ func TestIoprioReachesKernel(t *testing.T) {
 			f := testenv.DirectFile(t)
 			fd := int(f.Fd())
 			buf := testenv.AlignedBuf(t, blockSize)
-			_, err := s.WriteAtClass(fd, buf, 0, 0, Latency)
+			_, err := s.WriteAtClass(fd, buf, 0, Latency)
 			require.NoError(t, err)
 			_, err = s.ReadAtClass(fd, buf, 0, Latency)
 			require.NoError(t, err)
@@ -149,7 +149,7 @@ func TestIoprioReachesKernel(t *testing.T) {
 			require.NoError(t, err)
 			_, err = s.ReadAtClass(fd, buf, 0, Background)
 			require.ErrorIs(t, err, unix.EINVAL)
-			_, err = s.WriteAtClass(fd, buf, 0, 0, Background)
+			_, err = s.WriteAtClass(fd, buf, 0, Background)
 			require.ErrorIs(t, err, unix.EINVAL)
 			require.NoError(t, s.SyncClass(fd, false, Background)) // syncs carry none
 		})

@@ -22,7 +22,7 @@ func TestFixedStatusReported(t *testing.T) {
 
 	s = newSched(t, URing, Options{FixedBuffers: -1, FixedFiles: -1, IOWQMaxWorkers: -1})
 	require.Equal(t, "fixed buffers: no (disabled by Options.FixedBuffers); fixed files: no (disabled by Options.FixedFiles); io_uring workers: not capped (disabled by Options.IOWQMaxWorkers)", s.Fixed().String())
-	require.Error(t, s.RegisterFile(0))
+	require.Error(t, s.registerFile(0))
 
 	for _, b := range []Backend{AIO, Blocking} {
 		s := newSched(t, b, Options{})
@@ -74,8 +74,8 @@ func TestFixedBuffersAndFilesRoundTrip(t *testing.T) {
 	s := newSched(t, URing, Options{Tracer: rec, NoInline: true})
 	f := testenv.DirectFile(t)
 	fd := int(f.Fd())
-	require.NoError(t, s.RegisterFile(fd))
-	require.NoError(t, s.RegisterFile(fd)) // idempotent
+	require.NoError(t, s.registerFile(fd))
+	require.NoError(t, s.registerFile(fd)) // idempotent
 
 	w, err := s.AllocBuffer(3 * blockSize)
 	require.NoError(t, err)
@@ -97,7 +97,7 @@ func TestFixedBuffersAndFilesRoundTrip(t *testing.T) {
 
 	// After UnregisterFile and close, a new file given the same number
 	// gets the I/O, not the stale registered one.
-	require.NoError(t, s.UnregisterFile(fd))
+	require.NoError(t, s.unregisterFile(fd))
 	name := f.Name()
 	require.NoError(t, f.Close())
 	other := filepath.Join(t.TempDir(), "other")
@@ -158,12 +158,12 @@ func TestMemoryOutlivesClose(t *testing.T) {
 			}
 			held, err := s.AllocBuffer(2 * blockSize) // the arena, on io_uring
 			require.NoError(t, err)
-			own, err := s.GetBuffer(4 * blockSize) // too large for what is left: mapped on its own
+			own, err := s.getBuffer(4 * blockSize) // too large for what is left: mapped on its own
 			require.NoError(t, err)
-			cached, err := s.GetBuffer(blockSize)
+			cached, err := s.getBuffer(blockSize)
 			require.NoError(t, err)
-			s.PutBuffer(cached)
-			require.Equal(t, blockSize, s.BufferStats().Cached)
+			s.putBuffer(cached)
+			require.Equal(t, blockSize, s.bufferStats().Cached)
 			if s.arena != nil {
 				require.True(t, s.arena.contains(held))
 				require.False(t, s.arena.contains(own))
@@ -175,9 +175,9 @@ func TestMemoryOutlivesClose(t *testing.T) {
 
 			_, err = s.AllocBuffer(blockSize)
 			require.ErrorIs(t, err, ErrClosed)
-			_, err = s.GetBuffer(blockSize)
+			_, err = s.getBuffer(blockSize)
 			require.ErrorIs(t, err, ErrClosed)
-			require.Zero(t, s.BufferStats().Cached, "Close left memory in the cache")
+			require.Zero(t, s.bufferStats().Cached, "Close left memory in the cache")
 			// Still mapped, and ours.
 			for i := range held {
 				require.Equal(t, byte(i), held[i])
@@ -186,8 +186,8 @@ func TestMemoryOutlivesClose(t *testing.T) {
 			if s.arena != nil {
 				require.True(t, s.arena.mapped(), "the arena was unmapped with a block out")
 			}
-			s.PutBuffer(own) // after Close: freed, not kept
-			require.Zero(t, s.BufferStats().Cached)
+			s.putBuffer(own) // after Close: freed, not kept
+			require.Zero(t, s.bufferStats().Cached)
 			require.NoError(t, s.FreeBuffer(held))
 			if s.arena != nil {
 				require.False(t, s.arena.mapped(), "the arena outlived its last block")
@@ -203,27 +203,27 @@ func TestMemoryOutlivesClose(t *testing.T) {
 // back, without a new allocation; the cache is bounded.
 func TestBufferCache(t *testing.T) {
 	s := newSched(t, URing, Options{})
-	b, err := s.GetBuffer(5000)
+	b, err := s.getBuffer(5000)
 	require.NoError(t, err)
 	require.Len(t, b, 5000)
 	require.Equal(t, 2*blockSize, cap(b))
-	allocs := s.BufferStats().Allocs
-	s.PutBuffer(b[:10])
-	c, err := s.GetBuffer(8000)
+	allocs := s.bufferStats().Allocs
+	s.putBuffer(b[:10])
+	c, err := s.getBuffer(8000)
 	require.NoError(t, err)
 	require.Equal(t, unsafe.SliceData(b), unsafe.SliceData(c))
-	require.Equal(t, allocs, s.BufferStats().Allocs)
-	s.PutBuffer(c)
+	require.Equal(t, allocs, s.bufferStats().Allocs)
+	s.putBuffer(c)
 	var big [][]byte
 	for range maxCachedBytes/(1<<20) + 4 {
-		m, err := s.GetBuffer(1 << 20)
+		m, err := s.getBuffer(1 << 20)
 		require.NoError(t, err)
 		big = append(big, m)
 	}
 	for _, m := range big {
-		s.PutBuffer(m)
+		s.putBuffer(m)
 	}
-	require.LessOrEqual(t, s.BufferStats().Cached, maxCachedBytes)
-	_, err = s.GetBuffer(0)
+	require.LessOrEqual(t, s.bufferStats().Cached, maxCachedBytes)
+	_, err = s.getBuffer(0)
 	require.Error(t, err)
 }

@@ -80,11 +80,11 @@ var epoch = time.Now()
 // using this package.
 func Now() int64 { return int64(time.Since(epoch)) }
 
-// SetDefaultTracer starts the process-wide scheduler (the one Default
+// setDefaultTracer starts the process-wide scheduler (the one Default
 // returns) now, with t as its Tracer, and reports true. If Default has
 // already started it, it changes nothing and reports false: a running
 // scheduler's tracer is fixed. Package diskio calls it for DISKIO_TRACE.
-func SetDefaultTracer(t Tracer) bool {
+func setDefaultTracer(t Tracer) bool {
 	started := false
 	defaultOnce.Do(func() {
 		started = true

@@ -50,7 +50,7 @@ type loop struct {
 func openQueue(b Backend, opts Options) (queue, error) {
 	switch b {
 	case URing:
-		q, err := newUringQueue(uint32(opts.Entries)+1, opts.RingFlags, opts.Tracer)
+		q, err := newUringQueue(uint32(opts.Entries)+1, opts.ringFlags, opts.Tracer)
 		if q != nil {
 			q.prio = opts.Classes.prios()
 		}
@@ -66,11 +66,11 @@ func openQueue(b Backend, opts Options) (queue, error) {
 }
 
 // run is the scheduler goroutine. It stays on one OS thread for its whole
-// life when asked to, or when the ring is bound to its creating thread
+// life when the ring is bound to its creating thread
 // (SINGLE_ISSUER, DEFER_TASKRUN); otherwise from the first request that
 // may go to an io_uring worker on (lockForWorkers).
 func (s *Scheduler) run(b Backend, opts Options, ready chan<- error) {
-	locked := opts.LockOSThread || opts.RingFlags&(uring.IORING_SETUP_SINGLE_ISSUER|uring.IORING_SETUP_DEFER_TASKRUN) != 0
+	locked := opts.ringFlags&(uring.IORING_SETUP_SINGLE_ISSUER|uring.IORING_SETUP_DEFER_TASKRUN) != 0
 	if locked {
 		// Never unlocked: when run returns, the runtime ends the thread.
 		runtime.LockOSThread()

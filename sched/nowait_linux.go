@@ -3,6 +3,7 @@
 package sched
 
 import (
+	"github.com/diskio-go/diskio/internal/schedlink"
 	"io"
 	"syscall"
 	"unsafe"
@@ -17,11 +18,7 @@ import (
 // the disk and the runtime starts no thread for it. A caller sends
 // whatever such an attempt leaves undone through ReadAt or WriteAt.
 
-// RWF_NOWAIT is the flag ReadAtNowait and WriteAtNowait add, as
-// Attempt.Flags shows it to a FaultInjector.
-const RWF_NOWAIT = unix.RWF_NOWAIT
-
-// ReadAtNowait makes one preadv2(fd, p, off, RWF_NOWAIT) on the caller's
+// readAtNowait makes one preadv2(fd, p, off, RWF_NOWAIT) on the caller's
 // goroutine: it copies what the page cache holds of [off, off+len(p)) and
 // never waits for the disk. n may be short (only part of the range is
 // cached, or the file ends; the kernel may also stop early, see preadv2(2)
@@ -42,7 +39,7 @@ const RWF_NOWAIT = unix.RWF_NOWAIT
 // as a raw system call, which the runtime never hands off to another
 // thread. A miss submits the kernel's read-ahead from the calling thread
 // and can sleep there, so when a miss is likely, pass false.
-func (s *Scheduler) ReadAtNowait(fd int, p []byte, off int64, expectHit bool) (int, error) {
+func (s *Scheduler) readAtNowait(fd int, p []byte, off int64, expectHit bool) (int, error) {
 	if expectHit && s.tracer == nil && s.faults == nil && uint(len(p)-1) < rawNowaitMax {
 		// The common case, a hit with nothing to report: no clock,
 		// no hooks, the iovec on the stack, one raw system call (see
@@ -54,18 +51,11 @@ func (s *Scheduler) ReadAtNowait(fd int, p []byte, off int64, expectHit bool) (i
 		if s.state.Load()&stateClosed != 0 {
 			return 0, ErrClosed
 		}
-		// rwv2's raw read, calling syscall.RawSyscall6 itself (x/sys/unix's
-		// is an assembly jump to it: one more call per read). Calling
-		// rwv2 instead cost 0.03-0.04 of os.File's CPU per hit in
-		// BenchmarkPageCacheHit (two runs each, 2026-11-23).
-		iov := unix.Iovec{Base: unsafe.SliceData(p)}
-		iov.SetLen(len(p))
-		hi := uintptr(uint64(off) >> (unsafe.Sizeof(uintptr(0))*8 - 1) >> 1)
 		for {
-			r, _, errno := syscall.RawSyscall6(unix.SYS_PREADV2, uintptr(fd), uintptr(unsafe.Pointer(&iov)), 1, uintptr(off), hi, RWF_NOWAIT)
+			n, errno := rwv2(unix.SYS_PREADV2, fd, p, off, unix.RWF_NOWAIT, true)
 			switch errno {
 			case 0:
-				return int(r), nil
+				return n, nil
 			case unix.EINTR:
 				continue
 			}
@@ -75,12 +65,12 @@ func (s *Scheduler) ReadAtNowait(fd int, p []byte, off int64, expectHit bool) (i
 	return s.nowait(OpRead, fd, p, off, 0, expectHit)
 }
 
-// WriteAtNowait makes one pwritev2(fd, p, off, rwf|RWF_NOWAIT) on the
+// writeAtNowait makes one pwritev2(fd, p, off, rwf|RWF_NOWAIT) on the
 // caller's goroutine: it writes into the page cache what it can without
 // waiting (a page to read in, a lock, a journal start) and refuses the
 // rest with EAGAIN or a short count; see ReadAtNowait for the errors.
 // ext4, for one, refuses buffered RWF_NOWAIT writes with EOPNOTSUPP.
-func (s *Scheduler) WriteAtNowait(fd int, p []byte, off int64, rwf uint32) (int, error) {
+func (s *Scheduler) writeAtNowait(fd int, p []byte, off int64, rwf uint32) (int, error) {
 	return s.nowait(OpWrite, fd, p, off, rwf, false)
 }
 
@@ -91,7 +81,7 @@ func (s *Scheduler) nowait(op Op, fd int, p []byte, off int64, rwf uint32, raw b
 	if s.state.Load()&stateClosed != 0 {
 		return 0, ErrClosed
 	}
-	flags := rwf | RWF_NOWAIT
+	flags := rwf | unix.RWF_NOWAIT
 	var start int64
 	if s.tracer != nil {
 		start = Now()
@@ -111,7 +101,11 @@ func (s *Scheduler) nowait(op Op, fd int, p []byte, off int64, rwf uint32, raw b
 		}
 		submits++
 		if errno == 0 {
-			n, errno = rwv2(op, fd, b, off, flags, raw && len(b) <= rawNowaitMax)
+			nr := uintptr(unix.SYS_PREADV2)
+			if op == OpWrite {
+				nr = unix.SYS_PWRITEV2
+			}
+			n, errno = rwv2(nr, fd, b, off, flags, raw && len(b) <= rawNowaitMax)
 		}
 		if errno == unix.EINTR {
 			continue
@@ -128,7 +122,7 @@ func (s *Scheduler) nowait(op Op, fd int, p []byte, off int64, rwf uint32, raw b
 		}
 		end := Now()
 		s.tracer.SyscallDone(SyscallEvent{Call: call, Start: start, End: end, Submitted: 1, Reaped: 1})
-		if err == unix.EAGAIN || NowaitRefused(err) {
+		if err == unix.EAGAIN || schedlink.NowaitRefused(err) {
 			// Not a request of its own: the caller sends it on
 			// through ReadAt or WriteAt, which reports it.
 			return n, err
@@ -140,24 +134,26 @@ func (s *Scheduler) nowait(op Op, fd int, p []byte, off int64, rwf uint32, raw b
 	return n, err
 }
 
-// rwv2 is preadv2 or pwritev2 of one buffer. The iovec lives on the stack:
-// x/sys/unix's Preadv2 allocates one per call, which a page-cache hit
-// (about a microsecond) would feel.
-func rwv2(op Op, fd int, b []byte, off int64, flags uint32, raw bool) (int, syscall.Errno) {
+// rwv2 is preadv2 or pwritev2 (nr) of one buffer. The iovec lives on the
+// stack: x/sys/unix's Preadv2 allocates one per call, which a page-cache
+// hit (about a microsecond) would feel. raw makes the call without
+// telling the runtime (see rawNowaitMax). It is small enough to inline:
+// calling syscall.RawSyscall6 directly rather than x/sys/unix's (an
+// assembly jump to it) saved 0.03-0.04 of os.File's CPU per hit in
+// BenchmarkPageCacheHit (two runs each, 2026-11-23).
+func rwv2(nr uintptr, fd int, b []byte, off int64, flags uint32, raw bool) (int, syscall.Errno) {
 	iov := unix.Iovec{Base: unsafe.SliceData(b)}
 	iov.SetLen(len(b))
-	nr := uintptr(unix.SYS_PREADV2)
-	if op == OpWrite {
-		nr = unix.SYS_PWRITEV2
-	}
 	// The offset's high half is 0 on 64-bit systems (the kernel takes
 	// it from the low word), as x/sys/unix's offs2lohi computes.
 	lo, hi := uintptr(off), uintptr(uint64(off)>>(unsafe.Sizeof(uintptr(0))*8-1)>>1)
+	var r uintptr
+	var e syscall.Errno
 	if raw {
-		r, _, e := unix.RawSyscall6(nr, uintptr(fd), uintptr(unsafe.Pointer(&iov)), 1, lo, hi, uintptr(flags))
-		return int(r), e
+		r, _, e = syscall.RawSyscall6(nr, uintptr(fd), uintptr(unsafe.Pointer(&iov)), 1, lo, hi, uintptr(flags))
+	} else {
+		r, _, e = syscall.Syscall6(nr, uintptr(fd), uintptr(unsafe.Pointer(&iov)), 1, lo, hi, uintptr(flags))
 	}
-	r, _, e := unix.Syscall6(nr, uintptr(fd), uintptr(unsafe.Pointer(&iov)), 1, lo, hi, uintptr(flags))
 	return int(r), e
 }
 
@@ -175,17 +171,11 @@ func rwv2(op Op, fd int, b []byte, off int64, flags uint32, raw bool) (int, sysc
 // long enough that holding the P would delay other goroutines and the GC.
 const rawNowaitMax = 64 << 10
 
-// NowaitRefused reports whether err from ReadAtNowait or WriteAtNowait
-// means RWF_NOWAIT cannot be used on that file (as opposed to "not now").
-func NowaitRefused(err error) bool {
-	switch err {
-	case unix.EOPNOTSUPP, unix.ENOSYS, unix.EPERM, unix.EINVAL:
-		return true
-	}
-	return false
-}
+// inlineAgain is how many attempts WriteAtInline makes of a write the
+// kernel answers with EAGAIN.
+const inlineAgain = 16
 
-// WriteAtInline writes p at off on the caller's goroutine, as os.File
+// writeAtInline writes p at off on the caller's goroutine, as os.File
 // writes: pwrite64 (pwritev2 with rwf, or at the descriptor's own offset
 // when off is -1), EINTR retried and short writes continued. It is for a
 // write the caller knows waits for no disk read (a copy into the page
@@ -197,11 +187,7 @@ func NowaitRefused(err error) bool {
 // With Options.Faults, the injector sees each attempt on the caller's
 // goroutine; with a Tracer, it reports a SysPwrite (or SysPwritev2) call
 // and an inline request, as ReadAtNowait does for its hits.
-// inlineAgain is how many attempts WriteAtInline makes of a write the
-// kernel answers with EAGAIN.
-const inlineAgain = 16
-
-func (s *Scheduler) WriteAtInline(fd int, p []byte, off int64, rwf uint32) (int, error) {
+func (s *Scheduler) writeAtInline(fd int, p []byte, off int64, rwf uint32) (int, error) {
 	if s.state.Load()&stateClosed != 0 {
 		return 0, ErrClosed
 	}
@@ -236,7 +222,7 @@ func (s *Scheduler) WriteAtInline(fd int, p []byte, off int64, rwf uint32) (int,
 					errno = e.(syscall.Errno)
 				}
 			} else {
-				n, errno = rwv2(OpWrite, fd, b, at, rwf, false)
+				n, errno = rwv2(unix.SYS_PWRITEV2, fd, b, at, rwf, false)
 			}
 		}
 		if errno == unix.EINTR || errno == unix.EAGAIN && submits < inlineAgain {

@@ -42,17 +42,6 @@ type Options struct {
 	// on io_uring, 256 on Linux AIO, whose contexts draw on the
 	// system-wide fs.aio-max-nr). Callers beyond it wait; they never fail.
 	Entries int
-	// RingFlags are extra IORING_SETUP_* flags for the uring backend.
-	// SINGLE_ISSUER and DEFER_TASKRUN bind the ring to one thread, so
-	// they imply LockOSThread.
-	RingFlags uint32
-	// LockOSThread keeps the loop goroutine on one OS thread for its
-	// whole life. Without it the uring loop locks itself before the
-	// first write, sync or fallocate, so that io_uring keeps one worker
-	// pool (see the package doc); reads alone leave it unlocked, because
-	// the first runtime.LockOSThread in a process starts the runtime's
-	// template thread, one thread over GOMAXPROCS+4.
-	LockOSThread bool
 	// Spin is how long the loop keeps polling for completions and new
 	// requests after its last progress before it sleeps in the kernel
 	// (default 20µs; negative: never spin). Sleeping and being woken
@@ -112,6 +101,12 @@ type Options struct {
 	// Classes configure how requests of different classes are ordered
 	// (see Class and ClassOptions); the zero value is the default policy.
 	Classes ClassOptions
+
+	// ringFlags are extra IORING_SETUP_* flags (schedlink.SetRingFlags),
+	// for the testbench's SQPOLL and IOPOLL rows and tests of what the
+	// kernel refuses; SINGLE_ISSUER and DEFER_TASKRUN lock the loop to
+	// its thread.
+	ringFlags uint32
 
 	// noStats turns statistics off, and with them the clock reads they
 	// need (when there is no Tracer): for the benchmark that measures
@@ -402,12 +397,12 @@ func (s *Scheduler) FreeBuffer(b []byte) error {
 	return mem.Unmap(b)
 }
 
-// RegisterFile adds fd to io_uring's registered file table, so requests
+// registerFile adds fd to io_uring's registered file table, so requests
 // on it skip the kernel's per-request file lookup. Call UnregisterFile
 // before closing fd: the table holds its own reference to the file, and a
 // new file given the same number must not inherit the slot. Requests on fd
 // work whether or not this succeeds.
-func (s *Scheduler) RegisterFile(fd int) error {
+func (s *Scheduler) registerFile(fd int) error {
 	if !s.fixed.Files {
 		return errors.New("sched: no registered files: " + s.fixed.FilesReason)
 	}
@@ -417,9 +412,9 @@ func (s *Scheduler) RegisterFile(fd int) error {
 	return err
 }
 
-// UnregisterFile removes fd from the registered file table (a no-op when
+// unregisterFile removes fd from the registered file table (a no-op when
 // it is not there).
-func (s *Scheduler) UnregisterFile(fd int) error {
+func (s *Scheduler) unregisterFile(fd int) error {
 	if !s.fixed.Files {
 		return nil
 	}
@@ -712,6 +707,19 @@ func (s *Scheduler) Batch() Batch { return Batch{s: s} }
 func (b *Batch) StartReadAt(fd int, p []byte, off int64) Call {
 	r := getRequest()
 	r.op, r.fd, r.buf, r.off = OpRead, int32(fd), p, off
+	return b.start(r)
+}
+
+// StartWriteAt adds a write to the batch; see Scheduler.StartWriteAt.
+// Writes in one batch are not ordered against each other: the kernel may
+// complete them in any order, so two of them must not overlap.
+func (b *Batch) StartWriteAt(fd int, p []byte, off int64) Call {
+	r := getRequest()
+	r.op, r.fd, r.buf, r.off = OpWrite, int32(fd), p, off
+	return b.start(r)
+}
+
+func (b *Batch) start(r *request) Call {
 	r.class, r.classGiven = b.class, b.classGiven
 	c, queue := b.s.admit(r)
 	if queue {
@@ -830,9 +838,9 @@ func (s *Scheduler) Fallocate(fd int, mode uint32, off, length int64) error {
 	return err
 }
 
-// Nop sends a request that does nothing through the whole path: the cost
+// nop sends a request that does nothing through the whole path: the cost
 // of the scheduler itself.
-func (s *Scheduler) Nop() error {
+func (s *Scheduler) nop() error {
 	r := getRequest()
 	r.op = OpNop
 	_, err := s.do(r)

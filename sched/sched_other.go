@@ -33,8 +33,6 @@ type Tracer interface{}
 type Options struct {
 	Backend        Backend
 	Entries        int
-	RingFlags      uint32
-	LockOSThread   bool
 	Spin           time.Duration
 	NoInline       bool
 	Tracer         Tracer
@@ -58,9 +56,6 @@ func New(opts Options) (*Scheduler, error) {
 
 // Default fails with errors.ErrUnsupported on this system.
 func Default() (*Scheduler, error) { return nil, errors.ErrUnsupported }
-
-// SetDefaultTracer has no scheduler to attach t to: it reports false.
-func SetDefaultTracer(t Tracer) bool { return false }
 
 // Close does nothing (no Scheduler exists on this system).
 func (s *Scheduler) Close() error { return nil }

@@ -72,7 +72,7 @@ func TestReadWriteConcurrent(t *testing.T) {
 			require.NoError(t, s.Fsync(fd))
 			require.NoError(t, s.Fdatasync(fd))
 			require.NoError(t, s.Fallocate(fd, unix.FALLOC_FL_KEEP_SIZE, 0, 1<<20))
-			require.NoError(t, s.Nop())
+			require.NoError(t, s.nop())
 		})
 	}
 }
@@ -142,7 +142,7 @@ func TestCloseFailsNewRequests(t *testing.T) {
 		t.Run(string(b), func(t *testing.T) {
 			s := newSched(t, b, Options{})
 			require.NoError(t, s.Close())
-			require.ErrorIs(t, s.Nop(), ErrClosed)
+			require.ErrorIs(t, s.nop(), ErrClosed)
 			_, err := s.ReadAt(0, nil, 0)
 			require.ErrorIs(t, err, ErrClosed)
 			require.ErrorIs(t, s.Close(), ErrClosed)
@@ -185,7 +185,7 @@ func TestCloseWithCallsNotWaited(t *testing.T) {
 				require.Equal(t, blockSize, n)
 			}
 			require.Equal(t, data, bufs)
-			require.ErrorIs(t, s.Nop(), ErrClosed)
+			require.ErrorIs(t, s.nop(), ErrClosed)
 		})
 	}
 }
@@ -245,7 +245,7 @@ func TestStressSubmittersCloseErrors(t *testing.T) {
 								err = nil
 							}
 						case 3:
-							err = s.Nop()
+							err = s.nop()
 						}
 						if errors.Is(err, ErrClosed) {
 							closed.Add(1)
@@ -374,13 +374,13 @@ func TestNoLostWakeups(t *testing.T) {
 func TestFallbackChainKeepsReason(t *testing.T) {
 	t.Setenv("DISKIO_BACKEND", "")
 	// Setup flags no kernel knows make io_uring_setup fail with EINVAL.
-	s, err := New(Options{RingFlags: 1 << 30})
+	s, err := New(Options{ringFlags: 1 << 30})
 	require.NoError(t, err)
 	defer s.Close()
 	require.Equal(t, AIO, s.Backend())
 	require.Contains(t, s.FallbackReason(), "uring: io_uring_setup: invalid argument")
 
-	_, err = New(Options{Backend: URing, RingFlags: 1 << 30})
+	_, err = New(Options{Backend: URing, ringFlags: 1 << 30})
 	require.ErrorIs(t, err, unix.EINVAL)
 
 	_, err = New(Options{Backend: "spdk"})
@@ -409,5 +409,5 @@ func TestDefaultIsShared(t *testing.T) {
 	s2, err := Default()
 	require.NoError(t, err)
 	require.Same(t, s1, s2)
-	require.NoError(t, s1.Nop())
+	require.NoError(t, s1.nop())
 }

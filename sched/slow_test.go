@@ -63,7 +63,7 @@ func TestSlowRequestReported(t *testing.T) {
 				}),
 			})
 			require.NoError(t, s.SetClass(fd, Latency))
-			s.SetName(fd, "stuck")
+			s.setName(fd, "stuck")
 			buf := testenv.AlignedBuf(t, 16*blockSize)
 			_, err := s.WriteAt(fd, buf, 0)
 			require.NoError(t, err)

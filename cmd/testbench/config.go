@@ -38,8 +38,6 @@ type config struct {
 	fsync     string
 	fallocate bool
 	fixed     bool
-	sqpoll    bool
-	iopoll    bool
 	entries   int
 	readAhead int
 	bufSize   int
@@ -87,8 +85,6 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.fsync, "fsync", "none", "durability of writes: none, each (fdatasync after every write), end (fsync once at the end, timed), dsync (open with O_DSYNC), group (group commit: concurrent writers share fdatasyncs)")
 	fs.BoolVar(&c.fallocate, "fallocate", false, "preallocate sequentially written files")
 	fs.BoolVar(&c.fixed, "fixed", true, "diskio: registered (fixed) buffers and files")
-	fs.BoolVar(&c.sqpoll, "sqpoll", false, "diskio/uring: IORING_SETUP_SQPOLL (a kernel thread polls the submission queue)")
-	fs.BoolVar(&c.iopoll, "iopoll", false, "diskio/uring: IORING_SETUP_IOPOLL (completions polled; needs O_DIRECT and a driver with poll queues)")
 	fs.IntVar(&c.entries, "entries", 0, "diskio: requests in flight in the kernel, which is also the largest batch one submission carries (0: the scheduler's default, 1024 on io_uring and 256 on AIO)")
 	fs.IntVar(&c.readAhead, "readahead", 8, "diskio streams (-rw read/write): buffers kept in flight")
 	fs.StringVar(&bufSize, "buffer", "512k", "diskio streams (-rw read/write): bytes per buffer")

@@ -17,8 +17,8 @@ import (
 	"github.com/diskio-go/diskio"
 	"github.com/diskio-go/diskio/internal/bench"
 	"github.com/diskio-go/diskio/internal/mem"
+	"github.com/diskio-go/diskio/internal/schedlink"
 	"github.com/diskio-go/diskio/sched"
-	"github.com/diskio-go/diskio/uring"
 )
 
 // Job is one run: a workload through one backend at one concurrency.
@@ -40,11 +40,11 @@ type Job struct {
 	Limit     int64 // write: bytes to write at most (0: the file size)
 
 	// diskio only
-	Stream    bool // read/write through StreamReader/StreamWriter
-	Buffer    int  // stream buffer size
-	ReadAhead int  // stream buffers in flight
-	Fixed     bool // registered buffers and files
-	RingFlags uint32
+	Stream    bool   // read/write through StreamReader/StreamWriter
+	Buffer    int    // stream buffer size
+	ReadAhead int    // stream buffers in flight
+	Fixed     bool   // registered buffers and files
+	RingFlags uint32 // extra IORING_SETUP_* flags (glommio-scan's SQPOLL and IOPOLL rows)
 	Entries   int
 	NoInline  bool
 	Spin      time.Duration // sched.Options.Spin (0: the default)
@@ -282,8 +282,8 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 		if untraced {
 			opts.Tracer = nil
 		}
-		if j.Backend == "uring" {
-			opts.RingFlags = j.RingFlags
+		if j.Backend == "uring" && j.RingFlags != 0 {
+			schedlink.SetRingFlags(&opts, j.RingFlags)
 		}
 		// The callers' buffers, and a stream's ReadAhead+1 buffers
 		// (small ones read 64 KiB at a time, up to two reads more);
@@ -580,16 +580,4 @@ func (c *groupCommit) wait() error {
 		c.cond.Broadcast()
 	}
 	return c.err
-}
-
-// ringFlags turns -sqpoll and -iopoll into io_uring setup flags.
-func ringFlags(sqpoll, iopoll bool) uint32 {
-	var f uint32
-	if sqpoll {
-		f |= uring.IORING_SETUP_SQPOLL
-	}
-	if iopoll {
-		f |= uring.IORING_SETUP_IOPOLL
-	}
-	return f
 }

@@ -59,7 +59,7 @@
 // Flags in the spirit of fio select a custom matrix instead: -rw
 // (randread, randwrite, read, write, mixed with -mix), -bs, -goroutines,
 // -backends, -direct, -fsync (none, each, end, dsync, group), -fallocate,
-// -fixed, -sqpoll, -iopoll, -entries, -spin (the loop's spin before it
+// -fixed, -entries, -spin (the loop's spin before it
 // sleeps; the glommio preset takes it too), -readahead and -buffer
 // (streams).
 // -json prints the results as a Report (result.go). -plot PREFIX draws

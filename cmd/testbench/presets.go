@@ -48,7 +48,7 @@ var presets = map[string]func(context.Context, *suite) error{
 // job is a Job with the command line's diskio options.
 func (c *config) job(group, backend, rw string, bs, g int, direct bool) Job {
 	return Job{Group: group, Backend: backend, RW: rw, BS: bs, G: g, Direct: direct, Fsync: "none", Mix: c.mix,
-		Buffer: c.bufSize, ReadAhead: c.readAhead, Fixed: c.fixed, RingFlags: ringFlags(c.sqpoll, c.iopoll),
+		Buffer: c.bufSize, ReadAhead: c.readAhead, Fixed: c.fixed,
 		Entries: c.entries, NoInline: c.noInline, Spin: c.spin}
 }
 
@@ -156,15 +156,18 @@ func presetGlommioScan(ctx context.Context, s *suite) error {
 		j.Label, j.Duration = label, 5*time.Second
 		return j
 	}
-	stream := func(label string, buf, depth int, fixed bool, flags uint32) Job {
+	stream := func(label string, buf, depth int, fixed bool, flags ...uint32) Job {
 		j := mk(label, "uring", buf, true)
-		j.Stream, j.Buffer, j.ReadAhead, j.Fixed, j.RingFlags = true, buf, depth, fixed, flags
+		j.Stream, j.Buffer, j.ReadAhead, j.Fixed = true, buf, depth, fixed
+		for _, f := range flags {
+			j.RingFlags |= f
+		}
 		return j
 	}
 	jobs := []Job{
-		stream("direct 4 KiB, read-ahead 50 (StreamReader)", 4096, 50, false, 0),
-		stream("direct 512 KiB x 5", 512<<10, 5, false, 0),
-		stream("direct 512 KiB x 5, registered buffers", 512<<10, 5, true, 0),
+		stream("direct 4 KiB, read-ahead 50 (StreamReader)", 4096, 50, false),
+		stream("direct 512 KiB x 5", 512<<10, 5, false),
+		stream("direct 512 KiB x 5, registered buffers", 512<<10, 5, true),
 		stream("direct 512 KiB x 5, registered, SQPOLL", 512<<10, 5, true, uring.IORING_SETUP_SQPOLL),
 		stream("direct 512 KiB x 5, registered, IOPOLL", 512<<10, 5, true, uring.IORING_SETUP_IOPOLL),
 		mk("buffered 4 KiB reads (os.File)", "os.File", 4096, false),
