@@ -28,7 +28,6 @@ import (
 // recovery is to reopen the file and rewrite what was not known durable,
 // for example from a log.
 
-
 // Sync commits the file's contents and its exact size to stable storage
 // (fsync). Every write that completed before Sync was called is covered.
 // Once a Sync or Datasync of this File has failed, Sync returns that
