@@ -3,10 +3,11 @@
 package sched
 
 import (
-	"github.com/diskio-go/diskio/internal/schedlink"
 	"io"
 	"syscall"
 	"unsafe"
+
+	"github.com/diskio-go/diskio/internal/schedlink"
 
 	"golang.org/x/sys/unix"
 )

@@ -1,0 +1,67 @@
+//go:build linux
+
+package sched
+
+import (
+	"errors"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/dio"
+)
+
+// finish records the kernel's result res for r and says whether r is done
+// (false: resubmit the remainder).
+func finish(r *request, res int32) bool {
+	if res < 0 {
+		switch errno := syscall.Errno(-res); errno {
+		case unix.EINTR, unix.EAGAIN:
+			return false // retry as is
+		case unix.EINVAL:
+			if r.op == OpRead && r.done > 0 {
+				// The remainder of a short read was refused: on
+				// an O_DIRECT file a short read ends at end of
+				// file, which need not be aligned, and a read from
+				// an unaligned offset is EINVAL. It was the end.
+				return true
+			}
+			if r.op == OpRead || r.op == OpWrite {
+				r.err = explainEINVAL(r)
+				return true
+			}
+			r.err = errno
+			return true
+		default:
+			r.err = failed(r, errno)
+			return true
+		}
+	}
+	switch r.op {
+	case OpRead, OpWrite:
+		r.done += int(res)
+		if r.done >= len(r.buf) {
+			return true
+		}
+		if res == 0 {
+			if r.op == OpWrite {
+				r.err = errShortWrite
+			}
+			return true // a read of 0 bytes: end of file
+		}
+		return false // short: go on from r.done
+	}
+	return true
+}
+
+var errShortWrite = errors.New("sched: write made no progress (0 bytes written)")
+
+func explainEINVAL(r *request) error {
+	a, err := dio.ForFD(int(r.fd))
+	if err != nil {
+		return syscall.EINVAL
+	}
+	rem := r.remaining()
+	return dio.ExplainEINVAL(r.op.String(), r.off+int64(r.done), len(rem), uintptr(unsafe.Pointer(unsafe.SliceData(rem))), a)
+}

@@ -1,0 +1,214 @@
+//go:build linux
+
+package sched
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Scheduler owns one kernel queue and the loop goroutine that
+// drives it. Its methods are safe for concurrent use.
+type Scheduler struct {
+	backend Backend
+	reason  string // why earlier backends in the chain were not used
+
+	// state is the fdMutex-style reference count: the low bits count
+	// callers inside a method, stateClosed marks Close.
+	state atomic.Uint64
+
+	// incoming is a lock-free stack of requests (linked by next) that
+	// producers push and the loop takes whole, in one swap. sleeping is
+	// set by the loop before it sleeps. Both are sequentially
+	// consistent, so a producer either sees sleeping and wakes the loop,
+	// or the loop sees incoming non-empty and does not sleep (the Dekker
+	// pattern). Producers never block on it: every caller has at most
+	// its own requests in it, and the loop bounds what is in the kernel.
+	incoming atomic.Pointer[request]
+	sleeping atomic.Bool
+	efd      int
+	efdMu    sync.RWMutex // efdOpen changes under the write lock
+	efdOpen  bool
+
+	// active counts requests handed to the loop and not yet returned;
+	// inline counts the callers on the idle fast path (at most maxInline).
+	active   atomic.Int64
+	inline   atomic.Int32
+	noInline bool
+	tracer   Tracer
+	faults   FaultInjector // Options.Faults, for the page-cache attempts (nowait_linux.go)
+
+	// clock says requests are timed: for the statistics, or a Tracer.
+	clock   bool
+	statsOn bool
+	stats   stats      // stats_linux.go
+	classes classTable // class_linux.go
+
+	slowThreshold time.Duration // slow_linux.go; 0: off
+	slowCh        chan SlowIO   // to the reporting goroutine; nil: no one to report to
+
+	arena        *arena      // registered fixed buffers, nil when not registered
+	cache        bufferCache // freed buffers kept for reuse (cache_linux.go)
+	fixed        FixedStatus
+	workers      WorkerStatus  // set by the loop before New returns
+	locked       atomic.Bool   // the loop is locked to its OS thread
+	unregistered atomic.Uint64 // AllocBuffer calls the arena could not serve
+
+	exited chan struct{}
+}
+
+const stateClosed = 1 << 63
+
+// New starts a scheduler. The returned error says why the requested backend
+// could not start; with Auto it is only returned if even blocking fails.
+func New(opts Options) (*Scheduler, error) {
+	if opts.Entries > 4096 {
+		opts.Entries = 4096
+	}
+	if opts.Spin == 0 {
+		opts.Spin = 20 * time.Microsecond
+	}
+	if opts.FixedFiles == 0 {
+		opts.FixedFiles = 256
+	}
+	var err error
+	if opts.IOWQMaxWorkers, err = iowqMaxWorkers(opts.IOWQMaxWorkers); err != nil {
+		return nil, err
+	}
+	want := opts.Backend
+	if want == Auto {
+		want = Backend(os.Getenv("DISKIO_BACKEND"))
+	}
+	var chain []Backend
+	switch want {
+	case Auto:
+		chain = []Backend{URing, AIO, Blocking}
+	case URing, AIO, Blocking:
+		chain = []Backend{want}
+	default:
+		return nil, fmt.Errorf("sched: unknown backend %q (want uring, aio or blocking)", want)
+	}
+	var reasons []string
+	var errs []error
+	for _, b := range chain {
+		s, err := start(b, opts)
+		if err == nil {
+			s.reason = strings.Join(reasons, "; ")
+			return s, nil
+		}
+		reasons = append(reasons, fmt.Sprintf("%s: %v", b, err))
+		errs = append(errs, fmt.Errorf("%s: %w", b, err))
+	}
+	if len(errs) == 1 {
+		return nil, fmt.Errorf("sched: backend %w", errs[0])
+	}
+	return nil, fmt.Errorf("sched: no backend could start: %w", errors.Join(errs...))
+}
+
+func start(b Backend, opts Options) (*Scheduler, error) {
+	if opts.Entries <= 0 {
+		opts.Entries = defaultEntries(b)
+	}
+	s := &Scheduler{backend: b, exited: make(chan struct{}), noInline: opts.NoInline || opts.Faults != nil, tracer: opts.Tracer, faults: opts.Faults}
+	s.statsOn = !opts.noStats
+	s.clock = opts.Tracer != nil || s.statsOn
+	if b != Blocking {
+		s.startSlow(opts)
+	}
+	if opts.Faults != nil && b == Blocking {
+		return nil, errFaultsBlocking
+	}
+	if b != URing {
+		s.fixed.BuffersReason = "only the io_uring backend registers buffers"
+		s.fixed.FilesReason = "only the io_uring backend registers files"
+		s.workers.Reason = "only io_uring has worker threads"
+	}
+	if b == Blocking {
+		close(s.exited)
+		return s, nil
+	}
+	// io_uring reads the eventfd (consuming its counter) and needs it
+	// blocking, or the read fails at once with EAGAIN; AIO polls it and
+	// drains it with a read that must not block.
+	flags := unix.EFD_CLOEXEC
+	if b == AIO {
+		flags |= unix.EFD_NONBLOCK
+	}
+	efd, err := unix.Eventfd(0, flags)
+	if err != nil {
+		return nil, os.NewSyscallError("eventfd", err)
+	}
+	s.efd, s.efdOpen = efd, true
+	ready := make(chan error, 1)
+	go s.run(b, opts, ready)
+	if err := <-ready; err != nil {
+		unix.Close(efd)
+		return nil, err
+	}
+	return s, nil
+}
+
+// Backend returns the kernel interface in use.
+func (s *Scheduler) Backend() Backend { return s.backend }
+
+// FallbackReason says why backends before the one in use were skipped, for
+// example "uring: io_uring_setup: operation not permitted (...)"; empty
+// when the first choice started.
+func (s *Scheduler) FallbackReason() string { return s.reason }
+
+var (
+	defaultOnce  sync.Once
+	defaultSched *Scheduler
+	defaultErr   error
+)
+
+// Default returns the process-wide scheduler, started on first use with
+// the default Options (DISKIO_BACKEND applies).
+func Default() (*Scheduler, error) {
+	defaultOnce.Do(func() { startDefault(nil) })
+	return defaultSched, defaultErr
+}
+
+// startDefault starts the process-wide scheduler (under defaultOnce).
+func startDefault(t Tracer) { defaultSched, defaultErr = New(Options{Tracer: t}) }
+
+// Close stops accepting requests, waits for every request already accepted
+// to complete (a started Call need not have been waited for: its Wait
+// still returns its result after Close), then releases the kernel queue,
+// the eventfd, the thread and the buffer cache. Requests made after Close
+// fail with ErrClosed, as does AllocBuffer. Memory from AllocBuffer that a
+// caller still holds stays valid until FreeBuffer gives it back, which
+// frees it; the registered arena is unmapped once its last block is back.
+func (s *Scheduler) Close() error {
+	for {
+		old := s.state.Load()
+		if old&stateClosed != 0 {
+			return ErrClosed
+		}
+		if s.state.CompareAndSwap(old, old|stateClosed) {
+			break
+		}
+	}
+	if s.backend != Blocking {
+		s.wakeLoop()
+	}
+	<-s.exited
+	s.closeCache()
+	if s.backend != Blocking {
+		s.efdMu.Lock()
+		defer s.efdMu.Unlock()
+		s.efdOpen = false
+		return os.NewSyscallError("close", unix.Close(s.efd))
+	}
+	return nil
+}
+
+// ErrClosed is returned for requests made after Close.
+var ErrClosed = errors.New("sched: scheduler closed")
