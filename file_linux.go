@@ -222,12 +222,7 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 
 // reopen opens the File's file again through /proc/self/fd, with flag.
 func (f *File) reopen(flag int) (int, error) {
-	for {
-		fd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(f.bfd), flag, 0)
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
+	return sysOpen("/proc/self/fd/"+strconv.Itoa(f.bfd), flag)
 }
 
 // registerAfter is how many requests a direct File sends to the scheduler
@@ -417,19 +412,6 @@ func (f *File) Close() error {
 		unix.Close(f.fd)
 	}
 	return f.osf.Close()
-}
-
-func setfl(fd, fl int) error {
-	_, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl)
-	return err
-}
-
-func ignoringEINTR(fn func() error) error {
-	for {
-		if err := fn(); err != unix.EINTR {
-			return err
-		}
-	}
 }
 
 func fsTypeName(fd int) string {

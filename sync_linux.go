@@ -315,10 +315,7 @@ func (f *File) preallocate(op string, mode uint32, off, n int64) error {
 // must be synced too, or a crash can forget the name while the file's
 // data survives. It goes through the default scheduler.
 func SyncDir(dir string) error {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	for err == unix.EINTR {
-		fd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	}
+	fd, err := sysOpen(dir, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return &fs.PathError{Op: "open", Path: dir, Err: err}
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -73,10 +72,7 @@ func (f *File) OSFile() (*os.File, error) {
 	if f.append {
 		flag |= unix.O_APPEND
 	}
-	nfd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(f.fd), flag, 0)
-	for err == unix.EINTR {
-		nfd, err = unix.Open("/proc/self/fd/"+strconv.Itoa(f.fd), flag, 0)
-	}
+	nfd, err := f.reopen(flag)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: f.name, Err: err}
 	}
