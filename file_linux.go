@@ -270,11 +270,12 @@ func (f *File) Direct() bool { return f != nil && f.direct }
 
 // Alignment returns the alignment of O_DIRECT I/O on this file, in bytes:
 // a read or write whose offset, length and memory address are multiples
-// of it goes to the device as it is; any other is served through an
-// aligned bounce buffer (a copy), and an unaligned write may have to read
-// an edge block it partly covers (not one it wrote itself, nor one past
-// what was ever written). It is 1 when the file is not direct.
-// Memory from ReadBuffer, ReadMany and the streams is always aligned.
+// of it goes to the device as it is. Any other read is served through an
+// aligned bounce buffer (a copy); any other write writes its whole
+// blocks directly (bounced if the memory is unaligned) and its partial
+// edge pages through the page cache, with exactly the bytes given. It is
+// 1 when the file is not direct. Memory from ReadBuffer, ReadMany and the
+// streams is always aligned.
 func (f *File) Alignment() int {
 	if f == nil || !f.direct {
 		return 1

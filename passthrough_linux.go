@@ -39,10 +39,10 @@ func (f *File) Chdir() error {
 	return f.viaOS("chdir", func(p *os.File) error { return p.Chdir() })
 }
 
-// SyscallConn returns the raw file, like os.File.SyscallConn. Its
-// descriptor is Fd's when the file was opened for reading: O_DIRECT, with
-// aligned offsets, lengths and memory; bypassing the File bypasses its
-// size tracking too.
+// SyscallConn returns the raw file, like os.File.SyscallConn: its
+// descriptor is Fd's, the one OpenFile opened, without O_DIRECT. I/O made
+// through it bypasses the File's scheduler and size hints; the File sees
+// its writes as it sees another descriptor's.
 func (f *File) SyscallConn() (syscall.RawConn, error) {
 	if f == nil {
 		return (*os.File)(nil).SyscallConn()

@@ -10,10 +10,10 @@ import (
 // StreamWriter writes a File front to back with write-behind: full buffers
 // are written in the background, up to StreamOptions.ReadAhead of them at
 // a time (for a writer, the write-behind), while the caller fills the next
-// one. Buffers are aligned to the file's blocks,
-// so every full buffer is one direct write with no read-modify-write; the
-// partial last buffer is written by Flush, Sync and Close. A StreamWriter
-// is for one goroutine; its first error is sticky.
+// one. Buffers are aligned to the file's blocks, so on a direct File every
+// full buffer is one direct write of whole blocks; the partial last buffer
+// is written by Flush, Sync and Close. A StreamWriter is for one
+// goroutine; its first error is sticky.
 type StreamWriter struct {
 	f       *File
 	bufSize int

@@ -20,8 +20,8 @@
 // A request keeps using its buffer after io_submit returns, until its
 // completion event has been reaped. The Go runtime must not move or free that
 // memory meanwhile, so buffers must live outside the Go heap (mapped with
-// internal/mem.Map, which also gives page alignment for O_DIRECT) or be pinned
-// with runtime.Pinner for the whole time the request is in flight. The kernel
+// unix.Mmap, which also gives page alignment for O_DIRECT) or be pinned with
+// runtime.Pinner for the whole time the request is in flight. The kernel
 // copies the IOCB itself, and for vectored requests the iovec array, during
 // io_submit; only the data buffers must outlive the call. Addresses are stored
 // in the IOCB as uint64, as the kernel stores them, so the garbage collector

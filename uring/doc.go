@@ -20,8 +20,8 @@
 // The kernel reads and writes request memory by address, behind the Go
 // garbage collector's back. Buffers, iovec arrays and timespecs given to a
 // Prep method must stay alive and unmoved until the request's completion has
-// been reaped: use memory from mmap (the module's internal/mem package) or
-// pin Go memory with runtime.Pinner.
+// been reaped: use memory from unix.Mmap (page-aligned, as O_DIRECT needs)
+// or pin Go memory with runtime.Pinner.
 //
 // Errors are handled on purpose, as the kernel documents them: EINTR from
 // io_uring_enter is retried; EAGAIN and EBUSY (the kernel is short of memory,
