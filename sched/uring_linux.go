@@ -5,6 +5,7 @@ package sched
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -37,12 +38,41 @@ func newUringQueue(entries uint32, flags uint32, tracer Tracer) (*uringQueue, er
 	if err != nil {
 		return nil, err
 	}
+	if err := checkOps(r); err != nil {
+		r.Close()
+		return nil, err
+	}
 	wake, err := mem.Map(8)
 	if err != nil {
 		r.Close()
 		return nil, err
 	}
 	return &uringQueue{tracer: tracer, ring: r, cqes: make([]uring.CQE, 2*entries), wakeBuf: wake}, nil
+}
+
+// neededOps are the opcodes the loop submits: a ring without one of them
+// (Linux 5.1-5.5 has no READ, WRITE or FALLOCATE) would fail every such
+// request, so New falls back to the next backend instead.
+var neededOps = [...]uring.Op{uring.IORING_OP_NOP, uring.IORING_OP_READ, uring.IORING_OP_WRITE,
+	uring.IORING_OP_READ_FIXED, uring.IORING_OP_WRITE_FIXED, uring.IORING_OP_FSYNC, uring.IORING_OP_FALLOCATE}
+
+// checkOps asks the kernel (IORING_REGISTER_PROBE, Linux 5.6) whether it
+// implements every opcode in neededOps.
+func checkOps(r *uring.Ring) error {
+	p, err := r.Probe()
+	if err != nil {
+		return fmt.Errorf("%w (io_uring before Linux 5.6 lacks the READ and WRITE opcodes)", err)
+	}
+	var missing []string
+	for _, op := range neededOps {
+		if !p.Supported(op) {
+			missing = append(missing, op.String())
+		}
+	}
+	if missing != nil {
+		return fmt.Errorf("io_uring lacks opcodes %s", strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 func (q *uringQueue) sqe() *uring.SQE {

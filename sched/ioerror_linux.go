@@ -7,17 +7,6 @@ import (
 	"syscall"
 )
 
-// writeAtFlags is WriteAt with RWF_* flags for this one write (pwritev2's
-// flags; io_uring's rw_flags; AIO's aio_rw_flags). unix.RWF_DSYNC makes
-// the write durable when it completes, as if fd were opened with O_DSYNC,
-// without a separate fdatasync; unix.RWF_SYNC adds the metadata, as
-// O_SYNC. A resubmitted short write keeps the flags.
-func (s *Scheduler) writeAtFlags(fd int, p []byte, off int64, flags uint32) (int, error) {
-	r := getRequest()
-	r.op, r.fd, r.buf, r.off, r.rwf = OpWrite, int32(fd), p, off, flags
-	return s.do(r)
-}
-
 // IOError is a read or write the kernel failed: which request, where, and
 // the errno (errors.Is(err, syscall.EIO) sees through it). Off and Len are
 // the part of the request still to transfer when it failed, in the
