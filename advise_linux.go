@@ -27,7 +27,7 @@ func (f *File) Prefetch(off, n int64) error {
 	if plain {
 		return plainControl(f.osf, "prefetch", func(fd int) error { return fadvise(fd, off, n, AdviceWillNeed) })
 	}
-	return f.pathErr("prefetch", fadvise(f.fd, off, n, AdviceWillNeed))
+	return f.pathErr("prefetch", fadvise(f.iofd, off, n, AdviceWillNeed))
 }
 
 // Advise passes posix_fadvise(2) through: advice about how [off, off+n)
@@ -45,7 +45,7 @@ func (f *File) Advise(off, n int64, advice Advice) error {
 	if plain {
 		return plainControl(f.osf, "fadvise", func(fd int) error { return fadvise(fd, off, n, advice) })
 	}
-	return f.pathErr("fadvise", fadvise(f.fd, off, n, advice))
+	return f.pathErr("fadvise", fadvise(f.iofd, off, n, advice))
 }
 
 func fadvise(fd int, off, n int64, advice Advice) error {

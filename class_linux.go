@@ -18,14 +18,14 @@ func withOptions(f *File, err error, o options) (*File, error) {
 	f.tuning = o.tuning
 	f.dur.twoTrips = o.tuning.twoTrips
 	c := o.class
-	link(f.s).SetName(f.fd, f.name)
-	if f.bfd != f.fd {
+	link(f.s).SetName(f.iofd, f.name)
+	if f.bfd != f.iofd {
 		link(f.s).SetName(f.bfd, f.name)
 	}
 	if c == sched.Unclassified {
 		return f, nil
 	}
-	for _, fd := range []int{f.fd, f.bfd} {
+	for _, fd := range []int{f.iofd, f.bfd} {
 		if err := f.s.SetClass(fd, c); err != nil {
 			f.Close()
 			return nil, &fs.PathError{Op: "open", Path: f.name, Err: err}
@@ -38,12 +38,12 @@ func withOptions(f *File, err error, o options) (*File, error) {
 // clearClass takes f's name and class off its descriptors before they are
 // closed: their numbers may be reused by other files.
 func (f *File) clearClass() {
-	link(f.s).SetName(f.fd, "")
-	if f.bfd != f.fd {
+	link(f.s).SetName(f.iofd, "")
+	if f.bfd != f.iofd {
 		link(f.s).SetName(f.bfd, "")
 	}
 	if f.class != sched.Unclassified {
-		f.s.SetClass(f.fd, sched.Unclassified)
+		f.s.SetClass(f.iofd, sched.Unclassified)
 		f.s.SetClass(f.bfd, sched.Unclassified)
 	}
 }

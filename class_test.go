@@ -35,7 +35,7 @@ func TestWithClassAndSlowName(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wal")
 	f, err := OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644, WithScheduler(s), WithDirect(PageCache), WithClass(sched.Latency))
 	require.NoError(t, err)
-	require.Equal(t, sched.Latency, s.ClassOf(f.fd))
+	require.Equal(t, sched.Latency, s.ClassOf(f.iofd))
 	require.Equal(t, sched.Latency, s.ClassOf(f.bfd))
 	_, err = f.Write([]byte("commit"))
 	require.NoError(t, err)
@@ -46,7 +46,7 @@ func TestWithClassAndSlowName(t *testing.T) {
 	require.Equal(t, sched.Latency, ev.Class)
 	st := s.Stats()
 	require.EqualValues(t, 1, st.Ops[sched.OpFdatasync][sched.Latency].Requests())
-	fd := f.fd
+	fd := f.iofd
 	require.NoError(t, f.Close())
 	require.Equal(t, sched.Unclassified, s.ClassOf(fd))
 

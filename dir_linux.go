@@ -12,7 +12,7 @@ import (
 
 // Directory listing, like os.File's. The listing is os.File's own; a
 // page-cache File that OpenFile did not tell apart from a regular file
-// (plain_linux.go) then follows it: the listing moves the descriptor's
+// (nonregular_linux.go) then follows it: the listing moves the descriptor's
 // offset, which os.File's Read and Seek use, so the File's cursor takes
 // it, and its Seek becomes os.File's (which also restarts the listing).
 // On a regular file these fail as os.File's do (ENOTDIR).

@@ -25,7 +25,7 @@ type File struct {
 	name   string
 	osf    *os.File // owns the descriptor as the caller opened it; Stat, Fd and the final close
 	bfd    int      // osf's descriptor: buffered, O_APPEND kept; exact-size tails and appends
-	fd     int      // the descriptor reads and block writes use: a second, O_DIRECT one where allowed, else bfd
+	iofd   int      // the descriptor reads and block writes use: a second, O_DIRECT one where allowed, else bfd (not Fd's)
 	s      *sched.Scheduler
 	direct bool
 	block  int64 // offset and length alignment with O_DIRECT
@@ -37,7 +37,7 @@ type File struct {
 	uses   atomic.Int32 // a direct File's requests to the scheduler, up to registerAfter
 	fixed  atomic.Bool  // fd is in the scheduler's registered file table (registerSoon)
 	class  sched.Class  // WithClass, set on fd and bfd (class_linux.go)
-	plain  bool         // a file the runtime polls, or known not regular: every call goes to osf (plain_linux.go)
+	plain  bool         // a file the runtime polls, or known not regular: every call goes to osf (nonregular_linux.go)
 	kind   atomic.Int32 // kindRegular or kindOther once known, where OpenFile did not fstat (enter)
 
 	// refs is the fdMutex-style count of calls in progress; refClosed
@@ -64,11 +64,11 @@ type File struct {
 	smallEnd int64        // where the last write without a whole page ended (f.mixing)
 
 	flush  flushGroup // Sync and Datasync: group commit, sticky failure (sync_linux.go)
-	dur    durability // what a flush must still cover; durable writes in one trip (through_linux.go)
+	dur    durability // what a flush must still cover; durable writes in one trip (durability_linux.go)
 	tuning tuning     // paths turned off for benchmarks (options_linux.go)
 
 	streams streamSet // open StreamReaders, ended by Close (stream_linux.go)
-	pc      pageCache // buffered files: page-cache reads and writes with RWF_NOWAIT (buffered_linux.go)
+	pc      pageCache // buffered files: page-cache reads and writes with RWF_NOWAIT (pagecache_linux.go)
 }
 
 const refClosed = 1 << 62
@@ -130,7 +130,7 @@ func newFile(name string, osf *os.File, s *sched.Scheduler, flag, fl int, pos in
 		name:     name,
 		osf:      osf,
 		bfd:      int(osf.Fd()),
-		fd:       int(osf.Fd()),
+		iofd:     int(osf.Fd()),
 		s:        s,
 		acc:      flag & unix.O_ACCMODE,
 		append:   flag&os.O_APPEND != 0,
@@ -139,8 +139,8 @@ func newFile(name string, osf *os.File, s *sched.Scheduler, flag, fl int, pos in
 	}
 	f.pos.Store(pos)
 	if err := f.setup(mode, fl, st); err != nil {
-		if f.fd != f.bfd {
-			unix.Close(f.fd)
+		if f.iofd != f.bfd {
+			unix.Close(f.iofd)
 		}
 		osf.Close()
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
@@ -206,7 +206,7 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 				}
 				break
 			}
-			f.fd, f.direct, f.block, f.mem = dfd, true, int64(a.Offset), uintptr(a.Memory)
+			f.iofd, f.direct, f.block, f.mem = dfd, true, int64(a.Offset), uintptr(a.Memory)
 			f.page = max(f.block, int64(os.Getpagesize()))
 		case mode == DirectRequired:
 			return err
@@ -240,7 +240,7 @@ func (f *File) registerSoon() {
 	if f.uses.Load() >= registerAfter || f.uses.Add(1) != registerAfter {
 		return
 	}
-	if link(f.s).RegisterFile(f.fd) == nil {
+	if link(f.s).RegisterFile(f.iofd) == nil {
 		f.fixed.Store(true)
 	}
 }
@@ -407,10 +407,10 @@ func (f *File) Close() error {
 	if f.fixed.Load() {
 		// Before the descriptor is closed: a new file given the same
 		// number must not inherit the registered slot.
-		link(f.s).UnregisterFile(f.fd)
+		link(f.s).UnregisterFile(f.iofd)
 	}
-	if f.fd != f.bfd {
-		unix.Close(f.fd)
+	if f.iofd != f.bfd {
+		unix.Close(f.iofd)
 	}
 	return f.osf.Close()
 }

@@ -254,8 +254,8 @@ func fdNumbers(t *testing.T, f *File) []int {
 	require.NoError(t, err)
 	var nums []int
 	require.NoError(t, rc.Control(func(fd uintptr) { nums = append(nums, int(fd)) }))
-	if f.fd >= 0 && f.fd != nums[0] {
-		nums = append(nums, f.fd)
+	if f.iofd >= 0 && f.iofd != nums[0] {
+		nums = append(nums, f.iofd)
 	}
 	return nums
 }

@@ -52,7 +52,7 @@ func plainFile(name string, osf *os.File, stat bool) (*unix.Stat_t, *File, error
 // plainOf is the plain File for osf. It keeps no descriptor number of
 // its own (-1): every call goes through osf.
 func plainOf(name string, osf *os.File) *File {
-	return &File{name: name, osf: osf, bfd: -1, fd: -1, plain: true}
+	return &File{name: name, osf: osf, bfd: -1, iofd: -1, plain: true}
 }
 
 // plainPath returns the *os.File that serves f's calls when f is plain.

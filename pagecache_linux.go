@@ -151,7 +151,7 @@ func (f *File) readCached(b []byte, off int64) (int, error) {
 	if !f.pc.cold.Load() && !f.pc.noRead.Load() {
 		// The common case first, with nothing more than it needs: a
 		// warm file, and the whole range in the page cache.
-		n, err := link(f.s).ReadAtNowait(f.fd, b, off, true)
+		n, err := link(f.s).ReadAtNowait(f.iofd, b, off, true)
 		if err == nil && n == len(b) {
 			return n, nil
 		}
@@ -175,7 +175,7 @@ func (f *File) readCachedRest(b []byte, off int64, n int, err error) (int, error
 	default:
 		return 0, err
 	}
-	return f.s.ReadAt(f.fd, b, off)
+	return f.s.ReadAt(f.iofd, b, off)
 }
 
 // readCachedFrom reads b[done:] at off+done, the page cache first.
@@ -186,7 +186,7 @@ func (f *File) readCachedFrom(b []byte, off int64, done int) (int, error) {
 	// the file warm up.
 	skip := f.pc.cold.Load() && f.pc.skipped.Add(1)%coldProbe != 0
 	for !skip && !f.pc.noRead.Load() && done < len(b) {
-		n, err := link(f.s).ReadAtNowait(f.fd, b[done:], off+int64(done), !f.pc.cold.Load())
+		n, err := link(f.s).ReadAtNowait(f.iofd, b[done:], off+int64(done), !f.pc.cold.Load())
 		if miss := err == unix.EAGAIN; miss != f.pc.cold.Load() {
 			f.pc.cold.Store(miss) // only on a change: 128 readers share the line
 		}
@@ -212,7 +212,7 @@ func (f *File) readCachedFrom(b []byte, off int64, done int) (int, error) {
 	if done == len(b) {
 		return done, nil
 	}
-	n, err := f.s.ReadAt(f.fd, b[done:], off+int64(done))
+	n, err := f.s.ReadAt(f.iofd, b[done:], off+int64(done))
 	return done + n, err
 }
 
@@ -245,7 +245,7 @@ func (f *File) writeCached(b []byte, off int64, rwf uint32, cursor bool) (int, e
 	}
 	done := 0
 	for rwf&(unix.RWF_DSYNC|unix.RWF_SYNC) == 0 && !f.pc.noWrite.Load() && done < len(b) {
-		n, err := link(f.s).WriteAtNowait(f.fd, b[done:], off+int64(done), rwf)
+		n, err := link(f.s).WriteAtNowait(f.iofd, b[done:], off+int64(done), rwf)
 		if err == nil {
 			if n == 0 {
 				break // no progress: let the scheduler's write say why
@@ -272,7 +272,7 @@ func (f *File) writeCached(b []byte, off int64, rwf uint32, cursor bool) (int, e
 			return n, err
 		}
 	}
-	n, err := link(f.s).WriteAtFlags(f.fd, b[done:], off+int64(done), rwf)
+	n, err := link(f.s).WriteAtFlags(f.iofd, b[done:], off+int64(done), rwf)
 	f.pc.grow(off + int64(done+n))
 	return done + n, err
 }
@@ -289,7 +289,7 @@ func (f *File) writeInline(b []byte, off int64, rwf uint32, cursor bool) (n int,
 	if !cursor {
 		f.pc.writers.enter(maxInlineWriters)
 	}
-	n, err = link(f.s).WriteAtInline(f.fd, b, off, 0)
+	n, err = link(f.s).WriteAtInline(f.iofd, b, off, 0)
 	if !cursor {
 		f.pc.writers.leave()
 	}
@@ -303,7 +303,7 @@ func (f *File) writeInline(b []byte, off int64, rwf uint32, cursor bool) (n int,
 		return n, true, inlineErr(sched.OpWrite, off, len(b), err)
 	}
 	// Stopped short: the scheduler's write says why.
-	m, err := link(f.s).WriteAtFlags(f.fd, b[n:], off+int64(n), rwf)
+	m, err := link(f.s).WriteAtFlags(f.iofd, b[n:], off+int64(n), rwf)
 	f.pc.grow(off + int64(n+m))
 	return n + m, true, err
 }
@@ -358,7 +358,7 @@ func (f *File) readFree(off int64, n int) bool {
 		if f.cached(p, 1) {
 			continue
 		}
-		size, err := sizeOf(f.fd)
+		size, err := sizeOf(f.iofd)
 		if err != nil {
 			return false
 		}

@@ -40,7 +40,7 @@ func (f *File) Read(b []byte) (int, error) {
 		// does (one more attempt, which says 0 at the end, or the rest
 		// through the scheduler). EAGAIN or a refusal takes readAt's
 		// way.
-		n, err = link(f.s).ReadAtNowait(f.fd, b, off, true)
+		n, err = link(f.s).ReadAtNowait(f.iofd, b, off, true)
 		if err != nil || n < len(b) && (off+int64(n))%f.page == 0 {
 			n, err = f.readCachedRest(b, off, n, err)
 		}
@@ -97,11 +97,11 @@ func (f *File) readAt(b []byte, off int64) (int, error) {
 	// The kernel's end of file is the truth: the File never writes past
 	// what it was given (write_linux.go).
 	if !f.direct {
-		return f.readCached(b, off) // page cache first (buffered_linux.go)
+		return f.readCached(b, off) // page cache first (pagecache_linux.go)
 	}
 	f.registerSoon()
 	if f.aligned(b, off) {
-		return f.s.ReadAt(f.fd, b, off)
+		return f.s.ReadAt(f.iofd, b, off)
 	}
 	return f.bounceRead(b, off)
 }
@@ -122,7 +122,7 @@ func (f *File) bounceRead(b []byte, off int64) (int, error) {
 		if err != nil {
 			return done, err
 		}
-		n, err := f.s.ReadAt(f.fd, buf, start)
+		n, err := f.s.ReadAt(f.iofd, buf, start)
 		skip := int(off + int64(done) - start)
 		m := 0
 		if n > skip {

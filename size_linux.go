@@ -17,7 +17,7 @@ import (
 // byte past what it was given (write_linux.go), so the kernel's size is
 // the logical size at every moment, changes through other descriptors
 // included.
-func (f *File) sizeNow() (int64, error) { return sizeOf(f.fd) }
+func (f *File) sizeNow() (int64, error) { return sizeOf(f.iofd) }
 
 // sizeOf asks the kernel for fd's size alone (statOf). Not fstat: since
 // Linux 6.13 a query of a file's change or modification time makes the
@@ -78,7 +78,7 @@ func (f *File) Seek(offset int64, whence int) (int64, error) {
 	default:
 		return 0, &fs.PathError{Op: "seek", Path: f.name, Err: syscall.EINVAL}
 	}
-	pos, err := unix.Seek(f.fd, offset, whence)
+	pos, err := unix.Seek(f.iofd, offset, whence)
 	if err != nil {
 		return 0, &fs.PathError{Op: "seek", Path: f.name, Err: err}
 	}
@@ -122,7 +122,7 @@ func (f *File) Truncate(size int64) error {
 // truncate is Truncate for a caller that holds a reference and checked
 // its arguments (ReadFrom cutting back its preallocation, too).
 func (f *File) truncate(size int64) error {
-	err := ignoringEINTR(func() error { return unix.Ftruncate(f.fd, size) })
+	err := ignoringEINTR(func() error { return unix.Ftruncate(f.iofd, size) })
 	f.dur.changed()
 	if err == nil {
 		f.pc.sizeHint.Store(size)

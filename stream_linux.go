@@ -156,7 +156,7 @@ func (r *StreamReader) issue(i int) {
 	if r.oneDeep {
 		return // read in wait, when the reader needs it
 	}
-	s.call = r.batch.StartReadAt(r.f.fd, s.buf(r.readSize), s.off)
+	s.call = r.batch.StartReadAt(r.f.iofd, s.buf(r.readSize), s.off)
 }
 
 func (s *streamSlot) buf(n int) []byte { return s.mem.buf[:n] }
@@ -172,7 +172,7 @@ func (r *StreamReader) wait(s *streamSlot) (int, error) {
 	var n int
 	var err error
 	if r.oneDeep {
-		n, err = r.f.s.ReadAt(r.f.fd, s.buf(r.readSize), s.off)
+		n, err = r.f.s.ReadAt(r.f.iofd, s.buf(r.readSize), s.off)
 	} else {
 		n, err = s.call.Wait()
 	}

@@ -81,9 +81,9 @@ func (f *File) doFlush(full bool) (sticky bool, err error) {
 	}
 	data, meta := f.dur.snapshot()
 	if full {
-		err = f.s.Fsync(f.fd)
+		err = f.s.Fsync(f.iofd)
 	} else {
-		err = f.s.Fdatasync(f.fd)
+		err = f.s.Fdatasync(f.iofd)
 	}
 	if err != nil {
 		return flushFailed(err), f.pathErr(op, err)
@@ -305,7 +305,7 @@ func (f *File) preallocate(op string, mode uint32, off, n int64) error {
 	if err := f.flush.failed(); err != nil {
 		return err
 	}
-	err = f.s.Fallocate(f.fd, mode, off, n)
+	err = f.s.Fallocate(f.iofd, mode, off, n)
 	f.dur.changed()
 	return f.pathErr(op, err)
 }

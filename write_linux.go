@@ -116,7 +116,7 @@ func (f *File) endOf() int64 {
 }
 
 // writeDurably is writeAt for Write and WriteAt: durable in one trip
-// when the File expects a flush right after it (through_linux.go).
+// when the File expects a flush right after it (durability_linux.go).
 // cursor says the caller holds posMu (Write): cursor writes are one at a
 // time already.
 func (f *File) writeDurably(b []byte, off int64, cursor bool) (int, error) {
@@ -187,7 +187,7 @@ func (f *File) writeAt(b []byte, off int64, rwf uint32) (int, error) {
 		return 0, syscall.EINVAL // the kernel's check: the range overflows
 	}
 	if !f.direct {
-		return f.writeCached(b, off, rwf, false) // page cache first (buffered_linux.go)
+		return f.writeCached(b, off, rwf, false) // page cache first (pagecache_linux.go)
 	}
 	return f.writeDirect(b, off, rwf)
 }
@@ -407,5 +407,5 @@ func (f *File) directWrite(b []byte, off int64, rwf uint32) (int, error) {
 	f.registerSoon()
 	f.mixing.RLock()
 	defer f.mixing.RUnlock()
-	return link(f.s).WriteAtFlags(f.fd, b, off, rwf)
+	return link(f.s).WriteAtFlags(f.iofd, b, off, rwf)
 }

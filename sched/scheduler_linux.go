@@ -55,7 +55,7 @@ type Scheduler struct {
 	slowCh        chan SlowIO   // to the reporting goroutine; nil: no one to report to
 
 	arena        *arena      // registered fixed buffers, nil when not registered
-	cache        bufferCache // freed buffers kept for reuse (cache_linux.go)
+	cache        bufferCache // freed buffers kept for reuse (buffercache_linux.go)
 	fixed        FixedStatus
 	workers      WorkerStatus  // set by the loop before New returns
 	locked       atomic.Bool   // the loop is locked to its OS thread
