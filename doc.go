@@ -22,13 +22,13 @@
 // system call at most beyond os.OpenFile's, and nothing waits for the
 // scheduler; closing it is os.File's close.
 //
-// One write at a time per File is made on its caller's thread (the kernel
-// serialises buffered writes of a file anyway): other writers wait as
-// parked goroutines, not as blocked threads. Where the filesystem takes
-// RWF_NOWAIT writes (xfs, btrfs) a write first tries that; ext4 refuses
-// them, and a File then decides from what it knows (the pages its last
-// write covered, the size it knows) and, failing that, asks the page cache
-// (cachestat). Nowait reports what the kernel refused.
+// At most two WriteAt calls and one cursor Write per File are made on
+// their callers' threads at a time (the kernel serialises buffered writes
+// of a file anyway): other writers wait as parked goroutines, not as
+// blocked threads. Where the filesystem takes RWF_NOWAIT writes (xfs,
+// btrfs) a write first tries that; ext4 refuses them, and a File then
+// decides from what it knows (the pages its last write covered, the size
+// it knows) and, failing that, asks the page cache (cachestat).
 //
 // # O_DIRECT, when asked
 //
@@ -65,6 +65,32 @@
 // makes the next change take a fine-grained timestamp, a journaled inode
 // update on ext4 at every write); sizes come from lseek or
 // statx(STATX_SIZE).
+//
+// # Durability
+//
+// Sync is fsync and Datasync is fdatasync, with os.File's meaning: when
+// either returns nil, every write that returned before it was called is
+// on stable storage. Concurrent flushes of a File share one device flush
+// (group commit). Once a flush of a File has failed, every later Sync or
+// Datasync of it returns that first error without flushing again: the
+// kernel reports a lost write-back once, and data it failed to write
+// must not be taken as durable by a later flush.
+// WriteAtDSync makes one write durable without a separate flush;
+// SyncDir makes a directory's entries durable.
+//
+// # Threads
+//
+// Waits for the disk are parked goroutines. A process's OS threads stay
+// near GOMAXPROCS plus the scheduler's loop and io_uring's capped workers
+// (sched.Options.IOWQMaxWorkers, default 4), however many goroutines wait.
+//
+// # Lifetime and errors
+//
+// Close waits for the File's calls in progress and then closes its
+// descriptors; calls made after it fail with os.ErrClosed inside a
+// *fs.PathError, as os.File's. A kernel failure of a read or write
+// (EIO, ENOSPC) is an *IOError wrapping the *fs.PathError os.File would
+// return, with the range asked for.
 //
 // Files the runtime polls (FIFOs, pipes, terminals) are plain *os.File
 // underneath and behave exactly as os.File does; so do directories and
