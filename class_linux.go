@@ -18,9 +18,9 @@ func withOptions(f *File, err error, o options) (*File, error) {
 	f.tuning = o.tuning
 	f.dur.twoTrips = o.tuning.twoTrips
 	c := o.class
-	link(f.s).SetName(f.iofd, f.name)
+	f.sl.SetName(f.iofd, f.name)
 	if f.bfd != f.iofd {
-		link(f.s).SetName(f.bfd, f.name)
+		f.sl.SetName(f.bfd, f.name)
 	}
 	if c == sched.Unclassified {
 		return f, nil
@@ -38,9 +38,9 @@ func withOptions(f *File, err error, o options) (*File, error) {
 // clearClass takes f's name and class off its descriptors before they are
 // closed: their numbers may be reused by other files.
 func (f *File) clearClass() {
-	link(f.s).SetName(f.iofd, "")
+	f.sl.SetName(f.iofd, "")
 	if f.bfd != f.iofd {
-		link(f.s).SetName(f.bfd, "")
+		f.sl.SetName(f.bfd, "")
 	}
 	if f.class != sched.Unclassified {
 		f.s.SetClass(f.iofd, sched.Unclassified)

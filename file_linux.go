@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/diskio-go/diskio/internal/dio"
+	"github.com/diskio-go/diskio/internal/schedlink"
 	"github.com/diskio-go/diskio/sched"
 )
 
@@ -27,6 +28,7 @@ type File struct {
 	bfd    int      // osf's descriptor: buffered, O_APPEND kept; exact-size tails and appends
 	iofd   int      // the descriptor reads and block writes use: a second, O_DIRECT one where allowed, else bfd (not Fd's)
 	s      *sched.Scheduler
+	sl     schedlink.Scheduler // s's calls for this package only (link_linux.go)
 	direct bool
 	block  int64 // offset and length alignment with O_DIRECT
 	page   int64 // the page cache's unit (at least block): buffered and direct I/O never share one in flight
@@ -132,6 +134,7 @@ func newFile(name string, osf *os.File, s *sched.Scheduler, flag, fl int, pos in
 		bfd:      int(osf.Fd()),
 		iofd:     int(osf.Fd()),
 		s:        s,
+		sl:       link(s),
 		acc:      flag & unix.O_ACCMODE,
 		append:   flag&os.O_APPEND != 0,
 		edgeRA:   -edgeWindow, // nothing asked yet
@@ -240,7 +243,7 @@ func (f *File) registerSoon() {
 	if f.uses.Load() >= registerAfter || f.uses.Add(1) != registerAfter {
 		return
 	}
-	if link(f.s).RegisterFile(f.iofd) == nil {
+	if f.sl.RegisterFile(f.iofd) == nil {
 		f.fixed.Store(true)
 	}
 }
@@ -407,7 +410,7 @@ func (f *File) Close() error {
 	if f.fixed.Load() {
 		// Before the descriptor is closed: a new file given the same
 		// number must not inherit the registered slot.
-		link(f.s).UnregisterFile(f.iofd)
+		f.sl.UnregisterFile(f.iofd)
 	}
 	if f.iofd != f.bfd {
 		unix.Close(f.iofd)

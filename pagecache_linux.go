@@ -151,7 +151,7 @@ func (f *File) readCached(b []byte, off int64) (int, error) {
 	if !f.pc.cold.Load() && !f.pc.noRead.Load() {
 		// The common case first, with nothing more than it needs: a
 		// warm file, and the whole range in the page cache.
-		n, err := link(f.s).ReadAtNowait(f.iofd, b, off, true)
+		n, err := f.sl.ReadAtNowait(f.iofd, b, off, true)
 		if err == nil && n == len(b) {
 			return n, nil
 		}
@@ -186,7 +186,7 @@ func (f *File) readCachedFrom(b []byte, off int64, done int) (int, error) {
 	// the file warm up.
 	skip := f.pc.cold.Load() && f.pc.skipped.Add(1)%coldProbe != 0
 	for !skip && !f.pc.noRead.Load() && done < len(b) {
-		n, err := link(f.s).ReadAtNowait(f.iofd, b[done:], off+int64(done), !f.pc.cold.Load())
+		n, err := f.sl.ReadAtNowait(f.iofd, b[done:], off+int64(done), !f.pc.cold.Load())
 		if miss := err == unix.EAGAIN; miss != f.pc.cold.Load() {
 			f.pc.cold.Store(miss) // only on a change: 128 readers share the line
 		}
@@ -245,7 +245,7 @@ func (f *File) writeCached(b []byte, off int64, rwf uint32, cursor bool) (int, e
 	}
 	done := 0
 	for rwf&(unix.RWF_DSYNC|unix.RWF_SYNC) == 0 && !f.pc.noWrite.Load() && done < len(b) {
-		n, err := link(f.s).WriteAtNowait(f.iofd, b[done:], off+int64(done), rwf)
+		n, err := f.sl.WriteAtNowait(f.iofd, b[done:], off+int64(done), rwf)
 		if err == nil {
 			if n == 0 {
 				break // no progress: let the scheduler's write say why
@@ -272,7 +272,7 @@ func (f *File) writeCached(b []byte, off int64, rwf uint32, cursor bool) (int, e
 			return n, err
 		}
 	}
-	n, err := link(f.s).WriteAtFlags(f.iofd, b[done:], off+int64(done), rwf)
+	n, err := f.sl.WriteAtFlags(f.iofd, b[done:], off+int64(done), rwf)
 	f.pc.grow(off + int64(done+n))
 	return done + n, err
 }
@@ -289,7 +289,7 @@ func (f *File) writeInline(b []byte, off int64, rwf uint32, cursor bool) (n int,
 	if !cursor {
 		f.pc.writers.enter(maxInlineWriters)
 	}
-	n, err = link(f.s).WriteAtInline(f.iofd, b, off, 0)
+	n, err = f.sl.WriteAtInline(f.iofd, b, off, 0)
 	if !cursor {
 		f.pc.writers.leave()
 	}
@@ -303,7 +303,7 @@ func (f *File) writeInline(b []byte, off int64, rwf uint32, cursor bool) (n int,
 		return n, true, inlineErr(sched.OpWrite, off, len(b), err)
 	}
 	// Stopped short: the scheduler's write says why.
-	m, err := link(f.s).WriteAtFlags(f.iofd, b[n:], off+int64(n), rwf)
+	m, err := f.sl.WriteAtFlags(f.iofd, b[n:], off+int64(n), rwf)
 	f.pc.grow(off + int64(n+m))
 	return n + m, true, err
 }

@@ -40,7 +40,7 @@ func (f *File) Read(b []byte) (int, error) {
 		// does (one more attempt, which says 0 at the end, or the rest
 		// through the scheduler). EAGAIN or a refusal takes readAt's
 		// way.
-		n, err = link(f.s).ReadAtNowait(f.iofd, b, off, true)
+		n, err = f.sl.ReadAtNowait(f.iofd, b, off, true)
 		if err != nil || n < len(b) && (off+int64(n))%f.page == 0 {
 			n, err = f.readCachedRest(b, off, n, err)
 		}
