@@ -3,45 +3,71 @@ package bench
 import (
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"sync"
 	"time"
-
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// The histogram is HdrHistogram (github.com/HdrHistogram/hdrhistogram-go)
-// at 2 significant figures: every duration from 1ns to an hour is kept to
-// within 1%, finer than any disk's run-to-run noise. Measured against the
-// lock-free log-linear histogram it replaces (go test -bench Record
-// -cpu 1,2 ./internal/bench): 10-18 ns a record under a mutex against
-// 13-43 ns of contended atomics, both far below the 7-30 µs of the I/O
-// they time.
+// The histogram keeps HdrHistogram's bucket layout at 2 significant
+// figures (lowest value 1ns, highest an hour): every duration from 1ns to
+// an hour is kept to within 1%, finer than any disk's run-to-run noise.
+// Values below 256ns have a bucket each; above, every power of two is
+// split into 128 equal buckets. The layout, the quantile rank rule and the
+// wire form are HdrHistogram's (github.com/HdrHistogram/hdrhistogram-go
+// v1.4.0, which this replaced), so quantiles and encoded histograms are the
+// same as that library's, without its module in diskio's graph.
+// Recording costs a median 8.6 ns alone and 11.8 ns from two CPUs at once
+// (go test -bench Record -cpu 1,2; the library under the same mutex took
+// 16.2 and 19.9 ns, five alternating rounds), far below the 7-30 µs of the
+// I/O it times.
 const (
 	highest = int64(time.Hour) // longer durations are recorded as an hour
 	sigFigs = 2
+
+	subHalfBits = 7                      // log2 of the buckets per power of two
+	subHalf     = 1 << subHalfBits       // 128
+	subMask     = 2*subHalf - 1          // values up to this have a bucket each
+	powers      = 35                     // powers of two from 256ns up to past an hour
+	numBuckets  = (powers + 1) * subHalf // 4608
 )
+
+// bucketOf is the index of the bucket holding v (0 <= v <= highest).
+func bucketOf(v int64) int {
+	e := bits.Len64(uint64(v)|subMask) - (subHalfBits + 1) // the power of two: 0 below 256
+	return e<<subHalfBits + int(v>>e)
+}
+
+// bucketRange returns the smallest and largest values bucket i holds.
+func bucketRange(i int) (lo, hi int64) {
+	if i < 2*subHalf {
+		return int64(i), int64(i)
+	}
+	e := i>>subHalfBits - 1
+	lo = int64(i&(subHalf-1)+subHalf) << e
+	return lo, lo + 1<<e - 1
+}
 
 // Histogram records durations. It is safe for concurrent use (one mutex:
 // recording holds it for ~10 ns, against operations of microseconds) and
-// keeps the exact maximum and mean beside HdrHistogram's buckets. The zero
-// value is ready to use.
+// keeps the exact maximum and mean beside the buckets. The zero value is
+// ready to use.
 type Histogram struct {
-	mu  sync.Mutex
-	h   *hdr.Histogram // nil until the first duration
-	sum int64          // nanoseconds, exact
-	max int64          // exact
+	mu     sync.Mutex
+	counts []int64 // numBuckets, nil until the first duration
+	n      int64
+	sum    int64 // nanoseconds, exact
+	max    int64 // exact
 }
-
-func newHDR() *hdr.Histogram { return hdr.New(1, highest, sigFigs) }
 
 // Record adds one duration.
 func (h *Histogram) Record(d time.Duration) {
 	v := min(max(int64(d), 0), highest)
 	h.mu.Lock()
-	if h.h == nil {
-		h.h = newHDR()
+	if h.counts == nil {
+		h.counts = make([]int64, numBuckets)
 	}
-	h.h.RecordValue(v) // in range: cannot fail
+	h.counts[bucketOf(v)]++
+	h.n++
 	h.sum += v
 	h.max = max(h.max, int64(d))
 	h.mu.Unlock()
@@ -52,15 +78,18 @@ func (h *Histogram) Record(d time.Duration) {
 func (h *Histogram) Merge(o *Histogram) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.h == nil {
+	if o.counts == nil {
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.h == nil {
-		h.h = newHDR()
+	if h.counts == nil {
+		h.counts = make([]int64, numBuckets)
 	}
-	h.h.Merge(o.h)
+	for i, c := range o.counts {
+		h.counts[i] += c
+	}
+	h.n += o.n
 	h.sum += o.sum
 	h.max = max(h.max, o.max)
 }
@@ -69,10 +98,7 @@ func (h *Histogram) Merge(o *Histogram) {
 func (h *Histogram) Count() uint64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.h == nil {
-		return 0
-	}
-	return uint64(h.h.TotalCount())
+	return uint64(h.n)
 }
 
 // Max is the largest duration recorded, exactly.
@@ -86,10 +112,10 @@ func (h *Histogram) Max() time.Duration {
 func (h *Histogram) Mean() time.Duration {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.h == nil || h.h.TotalCount() == 0 {
+	if h.n == 0 {
 		return 0
 	}
-	return time.Duration(h.sum / h.h.TotalCount())
+	return time.Duration(h.sum / h.n)
 }
 
 // Quantile returns the duration below which a fraction q (0..1) of the
@@ -99,13 +125,34 @@ func (h *Histogram) Mean() time.Duration {
 func (h *Histogram) Quantile(q float64) time.Duration {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.h == nil || h.h.TotalCount() == 0 {
+	if h.n == 0 {
 		return 0
 	}
 	if q >= 1 {
 		return time.Duration(h.max)
 	}
-	return min(time.Duration(h.h.ValueAtQuantile(q*100)), time.Duration(h.max))
+	// HdrHistogram's rank: the percentile's share of the count, rounded
+	// half up, at least 1. The arithmetic goes through the percentile as
+	// that library's does, so that ranks (and so quantiles) match it to
+	// the last floating-point rounding.
+	p := max(q*100, 0)
+	rank := int64(1)
+	if r := p/100*float64(h.n) + 0.5; r >= float64(h.n) {
+		rank = h.n
+	} else if r >= 1 {
+		rank = int64(r)
+	}
+	var seen int64
+	for i, c := range h.counts {
+		if seen += c; seen >= rank {
+			lo, hi := bucketRange(i)
+			if p == 0 {
+				hi = lo
+			}
+			return min(time.Duration(hi), time.Duration(h.max))
+		}
+	}
+	return time.Duration(h.max) // unreachable: the counts add up to n
 }
 
 // CDFPoint is one step of a cumulative distribution: a fraction Frac of the
@@ -120,24 +167,24 @@ type CDFPoint struct {
 func (h *Histogram) CDF() []CDFPoint {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.h == nil || h.h.TotalCount() == 0 {
+	if h.n == 0 {
 		return nil
 	}
-	n := h.h.TotalCount()
 	var pts []CDFPoint
 	var seen int64
-	for _, b := range h.h.Distribution() {
-		if b.Count == 0 {
+	for i, c := range h.counts {
+		if c == 0 {
 			continue
 		}
-		seen += b.Count
-		pts = append(pts, CDFPoint{D: min(time.Duration(b.To), time.Duration(h.max)), Frac: float64(seen) / float64(n)})
+		seen += c
+		_, hi := bucketRange(i)
+		pts = append(pts, CDFPoint{D: min(time.Duration(hi), time.Duration(h.max)), Frac: float64(seen) / float64(h.n)})
 	}
 	return pts
 }
 
-// histogramJSON is a Histogram's wire form: HdrHistogram's non-empty
-// counts by index.
+// histogramJSON is a Histogram's wire form: the non-empty counts by
+// bucket index (HdrHistogram's counts indices at this layout).
 type histogramJSON struct {
 	Counts  map[int]int64 `json:"counts"`
 	SigFigs int64         `json:"sig_figs"`
@@ -152,11 +199,9 @@ func (h *Histogram) MarshalJSON() ([]byte, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	v := histogramJSON{Counts: map[int]int64{}, SigFigs: sigFigs, Highest: highest, Sum: h.sum, Max: h.max}
-	if h.h != nil {
-		for i, c := range h.h.Export().Counts {
-			if c != 0 {
-				v.Counts[i] = c
-			}
+	for i, c := range h.counts {
+		if c != 0 {
+			v.Counts[i] = c
 		}
 	}
 	return json.Marshal(v)
@@ -171,15 +216,17 @@ func (h *Histogram) UnmarshalJSON(b []byte) error {
 	if v.SigFigs != sigFigs || v.Highest != highest {
 		return fmt.Errorf("bench: histogram of %d significant figures up to %dns, want %d up to %d", v.SigFigs, v.Highest, sigFigs, highest)
 	}
-	s := newHDR().Export()
+	counts := make([]int64, numBuckets)
+	var n int64
 	for i, c := range v.Counts {
-		if i < 0 || i >= len(s.Counts) || c < 0 {
+		if i < 0 || i >= numBuckets || c < 0 {
 			return fmt.Errorf("bench: histogram bucket %d (count %d) out of range", i, c)
 		}
-		s.Counts[i] = c
+		counts[i] = c
+		n += c
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.h, h.sum, h.max = hdr.Import(s), v.Sum, v.Max
+	h.counts, h.n, h.sum, h.max = counts, n, v.Sum, v.Max
 	return nil
 }
