@@ -108,6 +108,13 @@ type Options struct {
 	// dropped and counted in Stats.Slow.Dropped). Reports made before
 	// Close may arrive after it returns.
 	OnSlow func(SlowIO)
+	// OnFallback, if set, is called once for each Fallback: before New
+	// returns if the scheduler runs on a later backend than its first
+	// choice, and for each file that asked for O_DIRECT on it and runs
+	// buffered (see Scheduler.ReportFallback), on the goroutine that
+	// found it. The process-wide scheduler (Default) reports to the
+	// recorder of DISKIO_TRACE or diskio.StartTracing, in its summary.
+	OnFallback func(Fallback)
 
 	// Classes configure how requests of different classes are ordered
 	// (see Class and ClassOptions); the zero value is the default policy.
@@ -195,6 +202,8 @@ type Scheduler struct {
 	unregistered atomic.Uint64 // AllocBuffer calls the arena could not serve
 
 	exited chan struct{}
+
+	onFallback func(Fallback) // Options.OnFallback (fallback_linux.go)
 }
 
 const stateClosed = 1 << 63
@@ -234,6 +243,8 @@ func New(opts Options) (*Scheduler, error) {
 		s, err := start(b, opts)
 		if err == nil {
 			s.reason = strings.Join(reasons, "; ")
+			s.onFallback = opts.OnFallback
+			s.reportStart()
 			return s, nil
 		}
 		reasons = append(reasons, fmt.Sprintf("%s: %v", b, err))
