@@ -108,8 +108,8 @@ func (r *Recorder) SyscallDone(ev sched.SyscallEvent) {
 	if r.active.Load() <= 0 {
 		return
 	}
-	r.tot.syscall(&ev)
 	s, t := r.recs.claim()
+	r.tot.syscall(&ev, t)
 	if s == nil {
 		return
 	}
@@ -177,8 +177,8 @@ func (r *Recorder) RequestDone(ev sched.RequestEvent) {
 	if r.active.Load() <= 0 {
 		return
 	}
-	r.tot.request(&ev)
 	s, t := r.recs.claim()
+	r.tot.request(&ev, t)
 	if s != nil {
 		meta := uint64(kindRequest) | uint64(ev.Op&15)<<2 | backendCode(ev.Backend)<<6 |
 			uint64(min(max(ev.Submits, 0), 255))<<10 | errnoOf(ev.Err)<<18 | uint64(uint32(ev.Fd))<<32

@@ -130,7 +130,7 @@ type Mark struct {
 }
 
 // Mark returns the current end of the records. It copies the totals
-// (about 5 KiB per op and size class seen, 16 bytes per stack entry), so
+// (about 8 KiB per op and size class seen, 16 bytes per stack entry), so
 // that SnapshotSince can subtract them.
 func (r *Recorder) Mark() Mark {
 	m := Mark{recs: r.recs.head.Load(), at: sched.Now(), tot: r.tot.load()}
