@@ -112,7 +112,7 @@ type Options struct {
 	// returns if the scheduler runs on a later backend than its first
 	// choice, and for each file that asked for O_DIRECT on it and runs
 	// buffered (see Scheduler.ReportFallback), on the goroutine that
-	// found it. The process-wide scheduler (Default) reports to the
+	// found it (so possibly on several at once). The process-wide scheduler (Default) reports to the
 	// recorder of DISKIO_TRACE or diskio.StartTracing, in its summary.
 	OnFallback func(Fallback)
 
