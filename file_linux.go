@@ -214,6 +214,7 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 		case mode == DirectRequired:
 			return err
 		}
+		f.reportBuffered(err)
 	}
 	if !f.direct && f.syncFd {
 		// RWF_NOWAIT could only fail: every write waits for the disk.

@@ -110,6 +110,7 @@ func traceFromEnv(prefix string) error {
 	}
 	envInt("DISKIO_TRACE_RECORDS", &cfg.Records)
 	envInt("DISKIO_TRACE_STACKS", &cfg.StackEvery)
+	envInt("DISKIO_TRACE_STACK_TABLE", &cfg.Stacks)
 	every := time.Second
 	if v := os.Getenv("DISKIO_TRACE_EVERY"); v != "" {
 		d, err := time.ParseDuration(v)

@@ -17,6 +17,9 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/stretchr/testify/require"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/sched"
 	"github.com/diskio-go/diskio/trace"
 )
 
@@ -95,6 +98,77 @@ func TestTraceEnv(t *testing.T) {
 		require.NoError(t, err, "%s", out)
 		checkTraceFiles(t, prefix)
 	})
+	t.Run("sizes", func(t *testing.T) {
+		cmd, prefix := traceChild(t, "flush", "DISKIO_TRACE_EVERY=0", "DISKIO_TRACE_SIGNALS=0",
+			"DISKIO_TRACE_RECORDS=16", "DISKIO_TRACE_STACK_TABLE=2")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		txt, err := os.ReadFile(prefix + trace.SuffixSummary)
+		require.NoError(t, err)
+		require.Contains(t, string(txt), "(ring of 16 records, 1 KiB: DISKIO_TRACE_RECORDS)")
+		require.Contains(t, string(txt), "table of 2 stacks")
+		// The totals count all 32 reads and writes the ring lost.
+		require.Regexp(t, `(?m)^\s+write\s+4KiB\s+16\s`, string(txt))
+		require.Regexp(t, `(?m)^\s+read\s+4KiB\s+16\s`, string(txt))
+	})
+}
+
+// directRefused returns a directory whose filesystem refuses O_DIRECT:
+// tmpfs at /dev/shm before Linux 6.6, else a ramfs mounted for the test.
+func directRefused(t *testing.T) string {
+	if dir, err := os.MkdirTemp("/dev/shm", "diskio-test"); err == nil {
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		fd, err := unix.Open(filepath.Join(dir, "probe"), unix.O_CREAT|unix.O_RDWR|unix.O_DIRECT, 0o644)
+		if err == unix.EINVAL {
+			return dir
+		}
+		if err == nil {
+			unix.Close(fd)
+		}
+	}
+	dir := t.TempDir()
+	if err := unix.Mount("diskio-test", dir, "ramfs", 0, ""); err != nil {
+		t.Skip("no filesystem that refuses O_DIRECT: tmpfs takes it, and mounting ramfs failed:", err)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, 0) })
+	return dir
+}
+
+// TestFallbackFileInSummary: a File that asked for O_DIRECT on a
+// filesystem that refuses it runs buffered, and says so once, to the
+// scheduler's OnFallback and to its recorder's summary.
+func TestFallbackFileInSummary(t *testing.T) {
+	dir := directRefused(t)
+	rec := trace.New(trace.Config{})
+	var got []sched.Fallback
+	s, err := sched.New(sched.Options{Tracer: rec, OnFallback: func(fb sched.Fallback) { got = append(got, fb) }})
+	require.NoError(t, err)
+	defer s.Close()
+	got = nil // the scheduler's own, if it fell back
+	path := filepath.Join(dir, "f")
+	f, err := OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644, WithDirect(Direct), WithScheduler(s))
+	require.NoError(t, err)
+	require.False(t, f.Direct())
+	_, err = f.WriteAt(make([]byte, 4096), 0)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.Len(t, got, 1)
+	require.Equal(t, path, got[0].Path)
+	require.Contains(t, got[0].Reason, "refused O_DIRECT")
+
+	// A page-cache file and a direct one on ext4 are no fallback.
+	f, err = OpenFile(filepath.Join(dir, "g"), os.O_RDWR|os.O_CREATE, 0o644, WithScheduler(s))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	f, err = OpenFile(filepath.Join(t.TempDir(), "h"), os.O_RDWR|os.O_CREATE, 0o644, WithDirect(Direct), WithScheduler(s))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.Len(t, got, 1)
+
+	var b strings.Builder
+	require.NoError(t, rec.Snapshot().WriteSummary(&b))
+	t.Log("\n" + b.String())
+	require.Contains(t, b.String(), "  buffered, not O_DIRECT: "+path+": the filesystem ("+got[0].Reason[len("the filesystem ("):])
 }
 
 // checkTraceFiles: all files there, the 32 reads and writes in the JSON

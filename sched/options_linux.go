@@ -81,6 +81,13 @@ type Options struct {
 	// dropped and counted in Stats.Slow.Dropped). Reports made before
 	// Close may arrive after it returns.
 	OnSlow func(SlowIO)
+	// OnFallback, if set, is called once for each Fallback: before New
+	// returns if the scheduler runs on a later backend than its first
+	// choice, and for each file that asked for O_DIRECT on it and runs
+	// buffered, on the goroutine that found it. The process-wide
+	// scheduler (Default) reports to the recorder of DISKIO_TRACE or
+	// diskio.StartTracing, in its summary.
+	OnFallback func(Fallback)
 
 	// Classes configure how requests of different classes are ordered
 	// (see Class and ClassOptions); the zero value is the default policy.

@@ -62,6 +62,8 @@ type Scheduler struct {
 	unregistered atomic.Uint64 // AllocBuffer calls the arena could not serve
 
 	exited chan struct{}
+
+	onFallback func(Fallback) // Options.OnFallback (fallback_linux.go)
 }
 
 const stateClosed = 1 << 63
@@ -101,6 +103,8 @@ func New(opts Options) (*Scheduler, error) {
 		s, err := start(b, opts)
 		if err == nil {
 			s.reason = strings.Join(reasons, "; ")
+			s.onFallback = opts.OnFallback
+			s.reportStart()
 			return s, nil
 		}
 		reasons = append(reasons, fmt.Sprintf("%s: %v", b, err))

@@ -4,14 +4,31 @@
 //
 // # Recording
 //
-// A Recorder implements sched.Tracer. It keeps fixed-size records (64
-// bytes, one cache line) in a ring allocated up front: a writer takes a
-// ticket from one atomic counter, claims the ticket's slot with a
-// compare-and-swap of the slot's sequence word, stores the record's words
-// and publishes it. No lock, no allocation, and errors are kept as errno
-// numbers, not error values. When the ring is full the newest records
-// overwrite the oldest, and snapshots say how many were dropped. Snapshots
-// may be taken while the recorder records.
+// A Recorder implements sched.Tracer. It keeps two things, both in memory
+// fixed at New:
+//
+//   - Totals of every event, counted in place for the whole run: per op
+//     and size class, the count, errors, bytes, a latency histogram and
+//     the queued/kernel/wake-up sums; per system call, the count, time,
+//     and requests submitted and reaped; and with Config.StackEvery, the
+//     caller's stack of every StackEvery-th request (taken on the
+//     caller's goroutine), added to its entry in a table of distinct
+//     stacks. The summary and the two profiles come from these, so they
+//     cover the whole run however long it is. A sample whose stack is new
+//     once the table is full is dropped and counted.
+//   - A timeline of the latest records, fixed-size (64 bytes, one cache
+//     line) in a ring: a writer takes a ticket from one atomic counter,
+//     claims the ticket's slot with a compare-and-swap of the slot's
+//     sequence word, stores the record's words and publishes it. When the
+//     ring is full the newest records overwrite the oldest, and snapshots
+//     count them as dropped. The Chrome trace and the JSON lines come
+//     from it, and cover only what it holds.
+//
+// No lock and no allocation on the way (but the first request of each op
+// and size class, which allocates its histograms, 20 KiB); errors are kept
+// as errno numbers, not error values. Snapshots may be taken while the
+// recorder records; each says the span its totals cover (Start to End),
+// the part of it its timeline holds, and every drop.
 //
 // A system call record holds the call (io_uring_enter, io_submit,
 // io_getevents, an eventfd write waking the loop, or a blocking pread,
@@ -20,8 +37,14 @@
 // offset, length, bytes done, backend, whether it used a registered
 // buffer or ran inline, the errno, and four times: enqueued by the
 // caller, submitted to the kernel, completion reaped, caller running
-// again. With Config.StackEvery the caller's stack is taken every N
-// requests (on the caller's goroutine, into fixed arrays of PCs).
+// again.
+//
+// A Recorder is also a sched.FallbackTracer: the summary names the
+// backends the requests ran on, a scheduler's fallback from io_uring (to
+// Linux AIO, where page-cache reads and writes run synchronously, or to
+// blocking calls) and its reason, and each file that asked for O_DIRECT
+// and runs buffered. Without a tracer, sched.Options.OnFallback reports
+// the same.
 //
 // # Exports
 //
@@ -42,27 +65,49 @@
 //   - Without code changes: DISKIO_TRACE=/path/prefix makes any program
 //     that imports diskio record from start-up and write
 //     prefix.wait.pb.gz, prefix.syscalls.pb.gz, prefix.trace.json,
-//     prefix.jsonl and prefix.txt. Go runs nothing at exit, so the files
-//     are written (1) when the process gets SIGINT or SIGTERM, after which
-//     it dies of the signal as it would have (DISKIO_TRACE_SIGNALS=0 turns
-//     this off, for programs that handle those signals themselves: they
-//     should call diskio.FlushTrace); (2) every DISKIO_TRACE_EVERY
-//     (default 1s, 0 for never) if anything new was recorded, so a program
-//     that returns from main or calls os.Exit loses at most that last
-//     interval; (3) whenever the program calls diskio.FlushTrace. Each file
-//     is replaced atomically. DISKIO_TRACE_RECORDS sizes the ring (default
-//     65536 records, 4 MiB), DISKIO_TRACE_STACKS is the stack sampling
-//     period (default 16; 0 for none).
+//     prefix.jsonl and prefix.txt (the summary, which ends with each
+//     file's size). Go runs nothing at exit, so the files are written (1)
+//     when the process gets SIGINT or SIGTERM, after which it dies of the
+//     signal as it would have (DISKIO_TRACE_SIGNALS=0 turns this off, for
+//     programs that handle those signals themselves: they should call
+//     diskio.FlushTrace); (2) every DISKIO_TRACE_EVERY (default 1s, 0 for
+//     never) if anything new was recorded, so a program that returns from
+//     main or calls os.Exit loses at most that last interval; (3)
+//     whenever the program calls diskio.FlushTrace. Each file is replaced
+//     atomically. Variables size what it keeps (see Sizes).
 //   - From a running server: package tracehttp serves captures of N
 //     seconds on demand, like net/http/pprof.
+//
+// # Sizes
+//
+// What a Recorder keeps, and the variables that set it for DISKIO_TRACE:
+//
+//	DISKIO_TRACE_RECORDS      the timeline ring, in records (Config.Records;
+//	                          default 65536: 4 MiB of memory, the last
+//	                          65,536 requests and system calls, about
+//	                          20 MB of trace.json and 12 MB of jsonl)
+//	DISKIO_TRACE_STACKS       the stack sampling period (Config.StackEvery;
+//	                          default 16, 0 for none)
+//	DISKIO_TRACE_STACK_TABLE  distinct stacks kept for the wait profile
+//	                          (Config.Stacks; default 4096: 1.3 MiB)
+//
+// The totals take 32 KiB, and 20 KiB per op and size class seen. A run of
+// minutes at hundreds of thousands of requests a second keeps its whole
+// summary and profiles in that memory; the timeline holds the last
+// fraction of a second of such a run (the summary says how much).
 //
 // # Cost
 //
 // Without a Tracer the scheduler reads no clock and makes no call. A
-// Recorder takes 35-50ns per record (BenchmarkRecord, two goroutines
-// into one ring); a sampled stack about 300ns more. With a Recorder (no
-// stacks), 4 KiB random O_DIRECT reads from 128 goroutines kept their IOPS
-// within the disk's noise (on/off 1.00-1.08 over whole runs) and cost 5%
-// more CPU per read (~280ns, half of it the scheduler's clock reads), with
-// 0 allocations per read (BenchmarkTracingCost; details in its comment).
+// Recorder takes 47-51ns per request and 35-37ns per system call, ring
+// record and totals (BenchmarkRecord, one goroutine; 67-69ns per request
+// with two into one recorder); a sampled stack about 300ns more. With a
+// Recorder (no stacks), 4 KiB random O_DIRECT reads from 128 goroutines
+// kept their IOPS within the disk's noise (on/off 1.00-1.08 over whole
+// runs) and cost 5% more CPU per read (~280ns, half of it the scheduler's
+// clock reads), with 0 allocations per read (BenchmarkTracingCost, before
+// the totals were added; details in its comment). Page-cache hits of
+// about a microsecond, the worst case, ran at 0.70 of their rate under
+// DISKIO_TRACE (stacks every 16), as they did before the totals
+// (docs/2026-11-25-tracer.md).
 package trace

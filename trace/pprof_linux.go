@@ -3,10 +3,13 @@
 package trace
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/pprof/profile"
 )
@@ -70,13 +73,15 @@ func (b *profileBuilder) location(pc uintptr, fn, file string, line int, m *prof
 	return l
 }
 
-// WaitProfile is the I/O-wait profile: each sampled request's caller
-// stack, with the number of requests and the time they waited (enqueue to
-// resume), scaled by the sampling period as Go's own sampled profiles
-// are. Stacks start at the first frame outside diskio's scheduler, so the
-// leaf is the function that called it (for example diskio.(*File).ReadAt,
-// or your own code calling sched directly). Samples are labelled with the
-// op and size. Nil stacks (Config.StackEvery 0): an empty profile.
+// WaitProfile is the I/O-wait profile: the sampled requests' caller
+// stacks, with the number of requests and the time they waited (enqueue
+// to resume), scaled by the sampling period as Go's own sampled profiles
+// are. It covers the snapshot's whole span (Start to End), less the
+// samples counted in StacksDropped. Stacks start at the first frame
+// outside diskio's scheduler, so the leaf is the function that called it
+// (for example diskio.(*File).ReadAt, or your own code calling sched
+// directly). Samples are labelled with the op and the size class (bytes,
+// the upper bound). No stacks (Config.StackEvery 0): an empty profile.
 func (s *Snapshot) WaitProfile() *profile.Profile {
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{
@@ -86,7 +91,11 @@ func (s *Snapshot) WaitProfile() *profile.Profile {
 		DefaultSampleType: "wait",
 		PeriodType:        &profile.ValueType{Type: "requests", Unit: "count"},
 		Period:            int64(max(s.StackEvery, 1)),
-		Comments:          []string{"diskio I/O wait: each sample is one request of every StackEvery, scaled by StackEvery"},
+		DurationNanos:     s.End - s.Start,
+		Comments: []string{
+			"diskio I/O wait: one request of every StackEvery sampled, scaled by StackEvery",
+			fmt.Sprintf("%d samples over %v, %d dropped (stack table full)", s.StackSamples, time.Duration(s.End-s.Start).Round(time.Millisecond), s.StacksDropped),
+		},
 	}
 	exe, _ := os.Executable()
 	m := &profile.Mapping{ID: 1, Start: 0, Limit: ^uint64(0), File: exe, HasFunctions: true, HasFilenames: true, HasLineNumbers: true}
@@ -112,18 +121,18 @@ func (s *Snapshot) WaitProfile() *profile.Profile {
 		}
 		p.Sample = append(p.Sample, &profile.Sample{
 			Location: locs,
-			Value:    []int64{scale, scale * int64(st.Wait)},
+			Value:    []int64{scale * int64(st.Count), scale * int64(st.Wait)},
 			Label:    map[string][]string{"op": {st.Op.String()}},
-			NumLabel: map[string][]int64{"bytes": {int64(st.Len)}},
+			NumLabel: map[string][]int64{"bytes": {int64(st.Size)}},
 			NumUnit:  map[string][]string{"bytes": {"bytes"}},
 		})
 	}
 	return p
 }
 
-// SyscallProfile is the system-call profile: one sample per call, with
-// count, time in the kernel, and requests submitted and reaped, on a
-// two-frame stack "where / call" (where: the scheduler loop, or a caller
+// SyscallProfile is the system-call profile over the snapshot's whole
+// span (Start to End): one sample per call, with count, time in the
+// kernel, and requests submitted and reaped, on a two-frame stack "where / call" (where: the scheduler loop, or a caller
 // for blocking calls and wake-ups), labelled wait=true for calls that
 // slept until a completion.
 func (s *Snapshot) SyscallProfile() *profile.Profile {
@@ -139,39 +148,21 @@ func (s *Snapshot) SyscallProfile() *profile.Profile {
 		Period:            1,
 		Comments:          []string{"diskio system calls"},
 	}
+	p.DurationNanos = s.End - s.Start
 	b := newProfileBuilder(p)
-	type key struct {
-		call string
-		wait bool
-	}
-	agg := map[key]*profile.Sample{}
-	for _, c := range s.Syscalls {
-		k := key{c.Call.String(), c.Wait}
-		smp := agg[k]
-		if smp == nil {
-			where := "diskio scheduler loop"
-			if onCaller(c.Call) {
-				where = "diskio caller"
-			}
-			wait := "false"
-			if c.Wait {
-				wait = "true"
-			}
-			smp = &profile.Sample{
-				Location: []*profile.Location{
-					b.location(0, k.call, "", 0, nil),
-					b.location(0, where, "", 0, nil),
-				},
-				Value: make([]int64, 4),
-				Label: map[string][]string{"wait": {wait}},
-			}
-			agg[k] = smp
-			p.Sample = append(p.Sample, smp)
+	for _, c := range s.Calls {
+		where := "diskio scheduler loop"
+		if onCaller(c.Call) {
+			where = "diskio caller"
 		}
-		smp.Value[0]++
-		smp.Value[1] += c.End - c.Start
-		smp.Value[2] += int64(c.Submitted)
-		smp.Value[3] += int64(c.Reaped)
+		p.Sample = append(p.Sample, &profile.Sample{
+			Location: []*profile.Location{
+				b.location(0, c.Call.String(), "", 0, nil),
+				b.location(0, where, "", 0, nil),
+			},
+			Value: []int64{int64(c.Count), int64(c.Time), int64(c.Submitted), int64(c.Reaped)},
+			Label: map[string][]string{"wait": {strconv.FormatBool(c.Wait)}},
+		})
 	}
 	return p
 }

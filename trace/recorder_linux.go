@@ -10,19 +10,29 @@ import (
 	"github.com/diskio-go/diskio/sched"
 )
 
-// Config sizes a Recorder. The zero value records 65,536 records (4 MiB)
-// and takes no stacks.
+// Config sizes a Recorder. The zero value keeps a timeline of the last
+// 65,536 records (4 MiB) and takes no stacks. Everything else a Recorder
+// keeps, the totals behind the summary and the profiles, covers the whole
+// run in fixed memory. DISKIO_TRACE sets these from the environment (see
+// the package documentation): DISKIO_TRACE_RECORDS, DISKIO_TRACE_STACKS
+// and DISKIO_TRACE_STACK_TABLE.
 type Config struct {
-	// Records is the ring's size in records (64 bytes each), rounded up
-	// to a power of two; default 65536. When full, the oldest records
-	// are overwritten and counted as dropped.
+	// Records is the timeline ring's size in records (64 bytes each),
+	// rounded up to a power of two; default 65536. Each request and each
+	// system call is one record. When it is full the oldest records are
+	// overwritten and counted as dropped, so the timeline (WriteChrome,
+	// WriteJSONLines) covers the last Records records; the summary and
+	// the profiles do not depend on it.
 	Records int
 	// StackEvery samples the caller's stack on every StackEvery-th
 	// request (0: never). The I/O-wait profile needs stacks; each
 	// sample costs a runtime.Callers (about a microsecond).
 	StackEvery int
-	// Stacks is the size of the stack ring in samples (default 4096,
-	// 288 bytes each).
+	// Stacks is the number of distinct stacks the wait profile keeps
+	// (default 4096, about 300 bytes each, rounded up to a power of two).
+	// Samples are added to their stack's entry in place, so the profile
+	// covers the whole run; a sample whose stack is new once the table is
+	// full is dropped and counted (Snapshot.StacksDropped).
 	Stacks int
 	// Paused makes the recorder start paused (see Pause): attach it to a
 	// scheduler and record only while something, such as the HTTP
@@ -30,33 +40,47 @@ type Config struct {
 	Paused bool
 }
 
-// Recorder keeps the scheduler's events in preallocated rings. It
-// implements sched.Tracer: recording takes no lock and allocates nothing;
-// a request costs one ticket (an atomic add), one compare-and-swap and
-// eight atomic stores into one cache line. Its methods are safe for
-// concurrent use, and snapshots may be taken while it records.
+// Default sizes.
+const (
+	DefaultRecords = 1 << 16
+	DefaultStacks  = 4096
+)
+
+// Recorder keeps the scheduler's events: a timeline of the latest in a
+// preallocated ring, and totals of all of them (per op and size, per
+// system call, per sampled stack) counted in place. It implements
+// sched.Tracer: recording takes no lock and, once each op and size class
+// has been seen, allocates nothing; a request costs one ticket (an atomic
+// add), one compare-and-swap and eight atomic stores into one cache line
+// for the timeline, and about six atomic adds for the totals. Its methods
+// are safe for concurrent use, and snapshots may be taken while it
+// records.
 type Recorder struct {
 	active     atomic.Int32 // > 0: recording (see Pause, Resume)
 	recs       *ring
-	stacks     *stackRing
+	tot        totals
+	stacks     *stackTable
 	stackEvery uint64
 	requests   atomic.Uint64 // request counter for stack sampling
+	born       int64         // sched.Now at New
+	fallbacks  fallbacks
 }
 
-var _ sched.Tracer = (*Recorder)(nil)
+var _ sched.FallbackTracer = (*Recorder)(nil)
 
-// New returns a Recorder with all its memory allocated.
+// New returns a Recorder with its memory allocated: the ring, and the
+// stack table with StackEvery.
 func New(cfg Config) *Recorder {
 	if cfg.Records <= 0 {
-		cfg.Records = 1 << 16
+		cfg.Records = DefaultRecords
 	}
 	if cfg.Stacks <= 0 {
-		cfg.Stacks = 4096
+		cfg.Stacks = DefaultStacks
 	}
-	r := &Recorder{recs: newRing(cfg.Records)}
+	r := &Recorder{recs: newRing(cfg.Records), born: sched.Now()}
 	if cfg.StackEvery > 0 {
 		r.stackEvery = uint64(cfg.StackEvery)
-		r.stacks = newStackRing(cfg.Stacks)
+		r.stacks = newStackTable(cfg.Stacks)
 	}
 	if !cfg.Paused {
 		r.active.Store(1)
@@ -85,6 +109,7 @@ func (r *Recorder) SyscallDone(ev sched.SyscallEvent) {
 		return
 	}
 	s, t := r.recs.claim()
+	r.tot.syscall(&ev, t)
 	if s == nil {
 		return
 	}
@@ -153,6 +178,7 @@ func (r *Recorder) RequestDone(ev sched.RequestEvent) {
 		return
 	}
 	s, t := r.recs.claim()
+	r.tot.request(&ev, t)
 	if s != nil {
 		meta := uint64(kindRequest) | uint64(ev.Op&15)<<2 | backendCode(ev.Backend)<<6 |
 			uint64(min(max(ev.Submits, 0), 255))<<10 | errnoOf(ev.Err)<<18 | uint64(uint32(ev.Fd))<<32
@@ -172,24 +198,15 @@ func (r *Recorder) RequestDone(ev sched.RequestEvent) {
 		s.publish(t)
 	}
 	if r.stackEvery != 0 && r.requests.Add(1)%r.stackEvery == 0 {
-		r.sampleStack(ev.Op, ev.Len, ev.Resume-ev.Enqueue, t)
+		r.sampleStack(ev.Op, ev.Len, ev.Resume-ev.Enqueue)
 	}
 }
 
-// sampleStack keeps the caller's stack. Frames of the scheduler itself are
-// dropped when profiles are built, not here, where only PCs are known.
-func (r *Recorder) sampleStack(op sched.Op, n int, wait int64, ticket uint64) {
+// sampleStack adds the caller's stack to the table. Frames of the
+// scheduler itself are dropped when profiles are built, not here, where
+// only PCs are known.
+func (r *Recorder) sampleStack(op sched.Op, n int, wait int64) {
 	var pcs [maxDepth]uintptr
 	depth := runtime.Callers(2, pcs[:]) // skip runtime.Callers and sampleStack
-	s, t := r.stacks.claim()
-	if s == nil {
-		return
-	}
-	s.meta.Store(uint64(op) | uint64(depth)<<8 | sat32(n)<<32)
-	s.wait.Store(uint64(wait))
-	s.ticket.Store(ticket)
-	for i := range depth {
-		s.pcs[i].Store(pcs[i])
-	}
-	s.seq.Store(t + 1)
+	r.stacks.add(stackKey(op, n), pcs[:depth], uint64(max(wait, 0)))
 }

@@ -283,14 +283,20 @@ func TestWaitProfile(t *testing.T) {
 	require.NoError(t, err)
 	waitOnDisk(t, s, int(f.Fd()), buf[:blockSize], 40)
 	snap := rec.Snapshot()
-	require.Len(t, snap.Stacks, 20) // 41 requests, every second one
+	// 41 requests, every second one sampled, all from one stack: one
+	// entry of 20 samples.
+	require.Len(t, snap.Stacks, 1)
+	require.EqualValues(t, 20, snap.Stacks[0].Count)
+	require.EqualValues(t, 20, snap.StackSamples)
+	require.Zero(t, snap.StacksDropped)
+	require.Equal(t, 4096, snap.Stacks[0].Size)
 
 	var out bytes.Buffer
 	require.NoError(t, snap.WriteWaitProfile(&out))
 	p, err := profile.Parse(bytes.NewReader(out.Bytes()))
 	require.NoError(t, err)
 	require.NoError(t, p.CheckValid())
-	require.Len(t, p.Sample, 20)
+	require.Len(t, p.Sample, 1)
 	var count, wait int64
 	for _, smp := range p.Sample {
 		count += smp.Value[0]

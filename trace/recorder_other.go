@@ -14,6 +14,12 @@ type Config struct {
 	Paused     bool
 }
 
+// Default sizes, as on Linux.
+const (
+	DefaultRecords = 1 << 16
+	DefaultStacks  = 4096
+)
+
 // Recorder keeps the scheduler's events; on this system there are none.
 type Recorder struct{}
 

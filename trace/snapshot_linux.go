@@ -3,6 +3,7 @@
 package trace
 
 import (
+	"cmp"
 	"slices"
 	"syscall"
 	"time"
@@ -55,52 +56,101 @@ func (r Request) Kernel() time.Duration { return time.Duration(r.Complete - r.Su
 // Wake is the time from the completion to the caller running again.
 func (r Request) Wake() time.Duration { return time.Duration(r.Resume - r.Complete) }
 
-// Stack is one sampled caller stack and the request it waited for.
+// Stack is one distinct caller stack of the wait profile, with the
+// samples taken on it. Each sample stands for Snapshot.StackEvery
+// requests.
 type Stack struct {
-	Seq  uint64 // the request's Seq
-	Op   sched.Op
-	Len  int
-	Wait time.Duration // enqueue to resume
-	PCs  []uintptr     // from runtime.Callers; the scheduler's own frames included
+	Op sched.Op
+	// Size is the requests' size class: more than Size/2 bytes and at
+	// most Size (0: no data).
+	Size  int
+	Count uint64        // samples
+	Wait  time.Duration // enqueue to resume, summed over the samples
+	PCs   []uintptr     // from runtime.Callers; the scheduler's own frames included
 }
 
-// Snapshot is a copy of a Recorder's records, ordered by Seq.
+// Snapshot is a copy of what a Recorder holds. Two parts cover different
+// windows: the totals (Ops, Calls, Stacks: the summary and the profiles)
+// count every event from Start to End; the timeline (Syscalls, Requests:
+// the Chrome trace and JSON lines) holds the last records the ring kept,
+// from TimelineStart to TimelineEnd, and Dropped says how many it lost.
 type Snapshot struct {
-	Syscalls []Syscall
-	Requests []Request
-	Stacks   []Stack
-	// StackEvery is the stack sampling period: each Stack stands for
+	// Start and End bound the snapshot's span (sched.Now values): from
+	// the recorder's New, or the Mark, to the snapshot. Time paused is
+	// included; nothing was recorded in it.
+	Start, End int64
+
+	// Ops and Calls count every request and system call recorded in the
+	// span, by op and size class and by call.
+	Ops   []OpTotal
+	Calls []CallTotal
+	// Backends are the backends the requests ran on.
+	Backends []sched.Backend
+
+	// Stacks are the wait profile's samples, aggregated by stack.
+	Stacks []Stack
+	// StackEvery is the stack sampling period: each sample stands for
 	// that many requests.
 	StackEvery int
-	// Written counts the records written in the snapshot's span;
-	// Dropped those of them it does not hold: overwritten by newer
-	// ones when the ring was full, or given up by a writer that lost
-	// its slot. StacksDropped is the same for stack samples.
+	// StackSamples counts the samples taken in the span; StacksDropped
+	// those of them not in Stacks, because their stack was new when the
+	// table (StackTable entries, Config.Stacks) was full.
+	StackSamples, StacksDropped uint64
+	StackTable                  int
+
+	// The timeline, ordered by Seq.
+	Syscalls []Syscall
+	Requests []Request
+	// Written counts the records (requests and system calls) written in
+	// the span; Dropped those of them the timeline does not hold:
+	// overwritten by newer ones when the ring (RingRecords records,
+	// Config.Records) was full, or given up by a writer that lost its
+	// slot.
 	Written, Dropped uint64
-	StacksDropped    uint64
+	RingRecords      int
+
+	// Fallbacks are the first 64 fallbacks the scheduler reported (see
+	// sched.Fallback), from the recorder's start, whatever the span;
+	// FallbackCount counts all of them.
+	Fallbacks     []sched.Fallback
+	FallbackCount int
+
+	files []writtenFile // set by WriteFiles, for the summary
 }
 
 // Mark is a point in a Recorder's stream; SnapshotSince keeps what came
 // after it.
-type Mark struct{ recs, stacks uint64 }
+type Mark struct {
+	recs    uint64
+	at      int64
+	tot     *aggregate
+	stacks  []stackCount
+	samples uint64
+	lost    uint64
+}
 
-// Mark returns the current end of the records.
+// Mark returns the current end of the records. It copies the totals
+// (about 8 KiB per op and size class seen, 16 bytes per stack entry), so
+// that SnapshotSince can subtract them.
 func (r *Recorder) Mark() Mark {
-	m := Mark{recs: r.recs.head.Load()}
+	m := Mark{recs: r.recs.head.Load(), at: sched.Now(), tot: r.tot.load()}
 	if r.stacks != nil {
-		m.stacks = r.stacks.head.Load()
+		m.lost = r.stacks.lost.Load()
+		m.samples = r.stacks.samples.Load()
+		m.stacks = r.stacks.counts()
 	}
 	return m
 }
 
-// Snapshot copies every record the recorder holds. It allocates, and may
+// Snapshot copies everything the recorder holds. It allocates, and may
 // run while the recorder records: records being written at that moment
-// are not included (and are counted as dropped).
-func (r *Recorder) Snapshot() *Snapshot { return r.SnapshotSince(Mark{}) }
+// are not in the timeline (and are counted as dropped).
+func (r *Recorder) Snapshot() *Snapshot { return r.SnapshotSince(Mark{at: r.born}) }
 
-// SnapshotSince copies the records written after m.
+// SnapshotSince copies the records written after m, and the totals
+// counted since.
 func (r *Recorder) SnapshotSince(m Mark) *Snapshot {
-	snap := &Snapshot{StackEvery: int(r.stackEvery)}
+	snap := &Snapshot{StackEvery: int(r.stackEvery), Start: m.at, RingRecords: len(r.recs.slots)}
 	end := r.recs.head.Load()
 	var w [7]uint64
 	for i := range uint64(len(r.recs.slots)) {
@@ -119,16 +169,55 @@ func (r *Recorder) SnapshotSince(m Mark) *Snapshot {
 	slices.SortFunc(snap.Requests, func(a, b Request) int { return cmpSeq(a.Seq, b.Seq) })
 	snap.Written = end - min(m.recs, end)
 	snap.Dropped = snap.Written - uint64(len(snap.Syscalls)+len(snap.Requests))
-	if r.stacks != nil {
-		sEnd := r.stacks.head.Load()
-		for i := range r.stacks.slots {
-			if st, ok := r.stacks.load(i); ok && st.t >= m.stacks && st.t < sEnd {
-				snap.Stacks = append(snap.Stacks, st.Stack)
+
+	tot := r.tot.load()
+	if m.tot != nil {
+		tot.sub(m.tot)
+	}
+	for _, o := range tot.ops {
+		snap.Ops = append(snap.Ops, *o)
+	}
+	slices.SortFunc(snap.Ops, func(a, b OpTotal) int { return cmp.Or(cmp.Compare(a.Op, b.Op), cmp.Compare(a.Size, b.Size)) })
+	for c := range tot.calls {
+		for _, ct := range tot.calls[c] {
+			if ct.Count > 0 {
+				snap.Calls = append(snap.Calls, ct)
 			}
 		}
-		slices.SortFunc(snap.Stacks, func(a, b Stack) int { return cmpSeq(a.Seq, b.Seq) })
-		snap.StacksDropped = sEnd - min(m.stacks, sEnd) - uint64(len(snap.Stacks))
 	}
+	for code, b := range backendNames {
+		if tot.backends&(1<<code) != 0 && b != "" {
+			snap.Backends = append(snap.Backends, b)
+		}
+	}
+
+	if r.stacks != nil {
+		t := r.stacks
+		snap.StackTable = len(t.entries)
+		snap.StackSamples = t.samples.Load() - m.samples
+		snap.StacksDropped = t.lost.Load() - m.lost
+		counts := t.counts()
+		for i := range t.entries {
+			c := counts[i]
+			if m.stacks != nil {
+				c.count -= m.stacks[i].count
+				c.wait -= m.stacks[i].wait
+			}
+			if c.count == 0 {
+				continue
+			}
+			e := &t.entries[i] // ready: counts saw it so
+			snap.Stacks = append(snap.Stacks, Stack{
+				Op:    sched.Op(e.key & 255),
+				Size:  sizeOfCode(int(e.key >> 8)),
+				Count: c.count,
+				Wait:  time.Duration(c.wait),
+				PCs:   append([]uintptr(nil), e.pcs[:e.depth]...),
+			})
+		}
+	}
+	snap.Fallbacks, snap.FallbackCount = r.fallbacks.load()
+	snap.End = sched.Now()
 	return snap
 }
 
@@ -173,33 +262,4 @@ func decodeRequest(t uint64, w *[7]uint64) Request {
 		Complete: int64(w[5]),
 		Resume:   int64(w[6]),
 	}
-}
-
-type loadedStack struct {
-	Stack
-	t uint64
-}
-
-func (r *stackRing) load(i int) (loadedStack, bool) {
-	s := &r.slots[i]
-	s1 := s.seq.Load()
-	if s1 == 0 || s1&busy != 0 {
-		return loadedStack{}, false
-	}
-	meta := s.meta.Load()
-	depth := min(int(meta>>8&255), maxDepth)
-	st := Stack{
-		Seq:  s.ticket.Load(),
-		Op:   sched.Op(meta & 255),
-		Len:  int(meta >> 32),
-		Wait: time.Duration(s.wait.Load()),
-		PCs:  make([]uintptr, depth),
-	}
-	for j := range st.PCs {
-		st.PCs[j] = s.pcs[j].Load()
-	}
-	if s.seq.Load() != s1 {
-		return loadedStack{}, false
-	}
-	return loadedStack{st, s1 - 1}, true
 }
