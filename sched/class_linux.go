@@ -5,7 +5,6 @@ package sched
 import (
 	"strconv"
 	"sync/atomic"
-	"time"
 )
 
 // The class and name of each descriptor (SetClass, SetName), read by
@@ -157,87 +156,6 @@ func (s *Scheduler) SyncClass(fd int, full bool, c Class) error {
 // SetClass gives the calls the batch starts from now on class c, whatever
 // their descriptors'.
 func (b *Batch) SetClass(c Class) { b.class, b.classGiven = c%NumClasses, true }
-
-// Kernel I/O priorities (include/uapi/linux/ioprio.h): a class in the top
-// three bits of 16, a level (0 highest, 7 lowest) below.
-const (
-	IOPRIO_CLASS_NONE  = 0
-	IOPRIO_CLASS_RT    = 1 // real time: needs CAP_SYS_ADMIN or CAP_SYS_NICE
-	IOPRIO_CLASS_BE    = 2 // best effort, the default
-	IOPRIO_CLASS_IDLE  = 3 // served when no other class waits
-	IOPRIO_CLASS_SHIFT = 13
-)
-
-// IOPRIO_PRIO_VALUE is the kernel's macro: class and level as one value.
-func IOPRIO_PRIO_VALUE(class, data uint16) uint16 { return class<<IOPRIO_CLASS_SHIFT | data }
-
-// ClassOptions configure how the scheduler orders classes
-// (Options.Classes). The zero value is the default policy.
-//
-// The policy: latency-class and unclassified requests go to the kernel as
-// they come. Background requests do too while no latency-class request is
-// queued or in flight (and Hold has passed since the last one completed):
-// then they may take every slot, and the device is kept busy. While
-// latency work is about, the background requests in flight are bounded:
-// a latency request reaching the device waits behind at most that many.
-// The bound adapts to measured completion times, in the spirit of
-// Seastar's I/O scheduler (which keeps the work dispatched to a disk to
-// what it completes within a latency goal): from the device times of the
-// background requests submitted under the bound (an average over the
-// last few), it is scaled by Goal/average at most 2x up or down every
-// max(8, bound) completions, so background requests take about Goal in
-// the kernel, which is the wait they add to a latency request queued
-// behind them. Background requests that wait for the bound keep their
-// order; the bound never falls below MinBackground, so they always move.
-type ClassOptions struct {
-	// Off schedules every request as Unclassified (no bound, no
-	// priority); Stats still count them by class.
-	Off bool
-	// Goal is the device time the bound aims at for background
-	// requests while latency work waits: the delay they may add to a
-	// latency request (default DefaultGoal).
-	Goal time.Duration
-	// Hold is how long the bound stays after the last latency request
-	// completed (default DefaultHold): a writer's next commit usually
-	// comes within it, and should not find the queue refilled.
-	Hold time.Duration
-	// MinBackground is the bound's floor (default 1).
-	MinBackground int
-	// Ioprio is the kernel I/O priority (IOPRIO_PRIO_VALUE) each class's
-	// reads and writes carry, in the io_uring SQE's ioprio or AIO's
-	// aio_reqprio; 0 keeps the process's. The zero array means
-	// DefaultIoprio. Schedulers that honour it: mq-deadline (by class
-	// only: RT before BE before IDLE), bfq (classes and levels as
-	// weights); none and kyber ignore it. Syncs carry none: the journal
-	// writes of an fsync are the filesystem's.
-	Ioprio [NumClasses]uint16
-	// NoIoprio leaves every request at the process's priority.
-	NoIoprio bool
-}
-
-// The defaults of ClassOptions, from the conflict benchmark
-// (BenchmarkCommitBesideReads: one writer appending 4 KiB with Datasync
-// each beside 32 cold random readers; docs/2026-11-25-io-classes.md).
-// With Goal 200µs the commit's median beside the readers fell from
-// 833-1057µs (classes off) to 640-674µs and the commit rate rose 6-39%,
-// the readers keeping 0.69-0.73x of their throughput alone (0.86x with
-// classes off); the p99 stayed at ~4x its value alone either way, as the
-// device makes it (fio: 4.3x with two reads in flight). 400µs and 1ms
-// hardly bound on that disk; 50µs took the readers to 0.23x. Hold was
-// not varied.
-const (
-	DefaultGoal = 200 * time.Microsecond
-	DefaultHold = 2 * time.Millisecond
-)
-
-// DefaultIoprio is ClassOptions.Ioprio's default: none of its own for
-// any class. Measured (BenchmarkCommitBesideReads, mq-deadline): the
-// readers at IOPRIO_CLASS_IDLE gave the best commit median (498-552µs)
-// and rate, the same p99, and halved the readers (0.50-0.57x), and IDLE
-// requests can wait up to mq-deadline's prio_aging_expire (10s) behind
-// busier classes; BE level 7 changed nothing (mq-deadline orders by
-// class only).
-var DefaultIoprio = [NumClasses]uint16{}
 
 // classPolicy is the loop's side of ClassOptions.
 type classPolicy struct {

@@ -25,3 +25,12 @@ func (f Fallback) String() string {
 	}
 	return "diskio: " + f.Path + " runs buffered, not O_DIRECT (" + f.Reason + ")"
 }
+
+// FallbackTracer is a Tracer that is also told of fallbacks (see
+// Fallback), as Options.OnFallback is. Fallback is called on the
+// goroutine that found it (the one calling New, or opening the file), and
+// must not block.
+type FallbackTracer interface {
+	Tracer
+	Fallback(fb Fallback)
+}

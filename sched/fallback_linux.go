@@ -2,15 +2,6 @@
 
 package sched
 
-// FallbackTracer is a Tracer that is also told of fallbacks (see
-// Fallback), as Options.OnFallback is. Fallback is called on the
-// goroutine that found it (the one calling New, or opening the file), and
-// must not block.
-type FallbackTracer interface {
-	Tracer
-	Fallback(fb Fallback)
-}
-
 // ReportFallback passes fb to Options.OnFallback and to the Tracer if it
 // is a FallbackTracer. The scheduler reports its own fallback (a backend
 // other than its first choice) before New returns; package diskio reports

@@ -7,9 +7,6 @@ import (
 	"sync/atomic"
 )
 
-// Op is the kind of a request.
-type Op uint8
-
 const (
 	OpNop Op = iota
 	OpRead
@@ -23,15 +20,6 @@ const (
 	opRegisterFile
 	opUnregisterFile
 )
-
-var opNames = [...]string{"nop", "read", "write", "fsync", "fdatasync", "fallocate", "register-file", "unregister-file"}
-
-func (op Op) String() string {
-	if int(op) < len(opNames) {
-		return opNames[op]
-	}
-	return "op?"
-}
 
 // request is one caller's operation, from enqueue to wake-up. Requests are
 // pooled: steady state allocates nothing.

@@ -213,6 +213,3 @@ func (s *Scheduler) Close() error {
 	}
 	return nil
 }
-
-// ErrClosed is returned for requests made after Close.
-var ErrClosed = errors.New("sched: scheduler closed")

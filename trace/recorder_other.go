@@ -2,6 +2,8 @@
 
 package trace
 
+import "github.com/diskio-go/diskio/sched"
+
 // There is no scheduler to trace outside Linux (package sched). The
 // Recorder's constructor and controls are here so that programs using
 // them build everywhere; a Recorder here records nothing.
@@ -31,3 +33,9 @@ func (r *Recorder) Pause() {}
 
 // Resume resumes recording after Pause.
 func (r *Recorder) Resume() {}
+
+// SyscallDone records nothing on this system.
+func (r *Recorder) SyscallDone(ev sched.SyscallEvent) {}
+
+// RequestDone records nothing on this system.
+func (r *Recorder) RequestDone(ev sched.RequestEvent) {}

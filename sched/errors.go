@@ -1,0 +1,8 @@
+package sched
+
+import (
+	"errors"
+)
+
+// ErrClosed is returned for requests made after Close.
+var ErrClosed = errors.New("sched: scheduler closed")
