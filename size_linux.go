@@ -24,7 +24,7 @@ func (f *File) sizeNow() (int64, error) { return sizeOf(f.iofd) }
 // file's next change take a fine-grained timestamp, which on ext4 dirties
 // the inode in the journal at every write (an appender that asked after
 // each write paid 40 us more per durable 100 B append than one that did
-// not, see README).
+// not; docs/design.md).
 func sizeOf(fd int) (int64, error) {
 	st, err := statOf(fd)
 	return st.size, err

@@ -28,9 +28,8 @@ type Options struct {
 	// requests after its last progress before it sleeps in the kernel
 	// (default 20µs; negative: never spin). Sleeping and being woken
 	// costs 10-25µs of latency on a VM; spinning costs at most Spin of
-	// CPU after the last request or completion. 4 KiB random reads from
-	// 50 goroutines got 4-11% more IOPS with 1-10 ms (Glommio's example
-	// spins 10 ms) at 2.5-2.8x the CPU per read (README, Glommio).
+	// CPU after the last request or completion (docs/scheduler.md has
+	// what longer spins gave).
 	Spin time.Duration
 	// NoInline disables the idle fast path: a request that arrives while
 	// the scheduler has nothing queued or in flight is normally issued

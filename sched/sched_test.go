@@ -286,7 +286,7 @@ func TestStressSubmittersCloseErrors(t *testing.T) {
 
 // An idle scheduler sleeps in the kernel: no busy polling, no timers. The
 // process's CPU time over an idle second after load stays near zero (1% of
-// a core at most). DISKIO_IDLE=10s watches longer, as issue 3 asks.
+// a core at most). DISKIO_IDLE=10s watches longer.
 func TestIdleCostsNothing(t *testing.T) {
 	window := time.Second
 	if v := os.Getenv("DISKIO_IDLE"); v != "" {

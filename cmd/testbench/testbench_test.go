@@ -244,7 +244,7 @@ func TestDropIn(t *testing.T) {
 }
 
 // The -json output of a real run decodes into the documented struct with
-// the fields the README promises.
+// the fields result.go documents.
 func TestJSONDecodes(t *testing.T) {
 	out, stderr, err := tiny(t, "-json", "-rw", "randread,randwrite", "-goroutines", "1,4", "-backends", "uring,os.File")
 	require.NoError(t, err, stderr)
