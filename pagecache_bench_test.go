@@ -327,3 +327,47 @@ func copyPrefix(src, dst string, n int64) error {
 	}
 	return unix.Access(dst, unix.R_OK)
 }
+
+// BenchmarkHitSyscalls: the kernel's cost of one 4 KiB page-cache hit by
+// each read a File could make: pread64 (os.File's), preadv2 without flags,
+// and preadv2 with RWF_NOWAIT (a page-cache File's, the only read that
+// never waits for the disk).
+//
+//	go test -run '^$' -bench HitSyscalls -benchtime 2000000x -count 4 .
+func BenchmarkHitSyscalls(b *testing.B) {
+	name := filepath.Join(b.TempDir(), "hits")
+	const size = 64 << 20
+	if err := os.WriteFile(name, make([]byte, size), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	fd := uintptr(f.Fd())
+	p := make([]byte, 4096)
+	for _, c := range []struct {
+		name  string
+		nr    uintptr
+		flags uintptr
+	}{{"pread64", unix.SYS_PREAD64, 0}, {"preadv2", unix.SYS_PREADV2, 0}, {"preadv2-nowait", unix.SYS_PREADV2, unix.RWF_NOWAIT}} {
+		b.Run(c.name, func(b *testing.B) {
+			iov := unix.Iovec{Base: &p[0]}
+			iov.SetLen(len(p))
+			for i := range b.N {
+				off := uintptr(i*7919%(size/4096)) * 4096
+				var r uintptr
+				var e syscall.Errno
+				if c.nr == unix.SYS_PREAD64 {
+					r, _, e = syscall.Syscall6(c.nr, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), off, 0, 0)
+				} else {
+					r, _, e = syscall.Syscall6(c.nr, fd, uintptr(unsafe.Pointer(&iov)), 1, off, 0, c.flags)
+				}
+				if e != 0 || int(r) != len(p) {
+					b.Fatalf("%s: %d, %v", c.name, r, e)
+				}
+			}
+		})
+	}
+}
