@@ -25,7 +25,8 @@
 //     diskio flushes concurrent syncs of a file together (group commit).
 //     The first sync of a journal or WAL a connection created also syncs
 //     its directory, and deleting a journal with SQLite's syncDir flag
-//     syncs the directory, through the scheduler.
+//     syncs the directory: fdatasync of the directory through the
+//     scheduler, as SQLite's unix VFS does on Linux.
 //   - xFileSize: the kernel's size (other processes change it).
 //   - xLock, xUnlock, xCheckReservedLock: SQLite's lock protocol on the
 //     database file's PENDING, RESERVED and SHARED bytes (offset 1 GiB),

@@ -65,7 +65,10 @@ func (v *VFS) Delete(name string, syncDir bool) error {
 	return nil
 }
 
-// syncDir fsyncs directory dir through the scheduler. A directory that
+// syncDir makes directory dir's entries durable through the scheduler:
+// fdatasync, which SQLite's unix VFS issues on Linux for directories too
+// (with fsync, a synced commit in journal mode DELETE took 6% more CPU
+// than the default VFS's; with fdatasync the same). A directory that
 // cannot be opened is not an error, as for SQLite's unix VFS (some
 // systems refuse to open directories).
 func (v *VFS) syncDir(dir string) error {
@@ -79,7 +82,7 @@ func (v *VFS) syncDir(dir string) error {
 	defer unix.Close(fd)
 	s, err := v.scheduler()
 	if err == nil {
-		err = s.Fsync(fd)
+		err = s.Fdatasync(fd)
 	}
 	if err != nil {
 		return vfs.SystemError(&fs.PathError{Op: "sync", Path: dir, Err: err}, sqlite3.IOERR_DIR_FSYNC)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
+	"golang.org/x/sys/unix"
 
 	"github.com/diskio-go/diskio/contrib/sqlitevfs"
 	"github.com/diskio-go/diskio/internal/bench"
@@ -159,8 +160,12 @@ func insertRows(conn *sqlite3.Conn, c config, n, batch int, h *bench.Histogram) 
 // writing cells, the read database evicted from the page cache (cold,
 // scan) or read into it (warm, scanwarm), a copy for the mix (which leaves
 // it in the page cache).
+//
+// It first writes back every dirty page of the system (sync(2)), so that
+// the write-back of the phase before does not run during this one.
 func prepare(c config, cell, vfs string) error {
 	read := readDBPath(c)
+	defer unix.Sync()
 	switch cell {
 	case "load", "commit", "commitjournal":
 		removeDB(dbPath(c, cell, vfs))
