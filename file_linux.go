@@ -220,6 +220,9 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 		// RWF_NOWAIT could only fail: every write waits for the disk.
 		f.pc.refuse(&f.pc.noWrite, &f.pc.writeReason, "opened with O_SYNC or O_DSYNC")
 	}
+	if !f.direct && f.sl.Learnt().NowaitWritesRefused.Load() {
+		f.pc.refuse(&f.pc.noWrite, &f.pc.writeReason, "pwritev2(RWF_NOWAIT) refused on an earlier file of this scheduler")
+	}
 	f.dur.init()
 	return nil
 }

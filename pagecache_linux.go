@@ -25,7 +25,11 @@ import (
 // takes RWF_NOWAIT writes (xfs and btrfs since Linux 6.0-6.1; ext4
 // refuses them), through the scheduler otherwise. Where RWF_NOWAIT is
 // refused (EOPNOTSUPP, ENOSYS, a seccomp EPERM) the file stops trying
-// after the first refusal and Nowait says why.
+// after the first refusal; a refused write also makes the later Files of
+// its scheduler skip the attempt (schedlink.Learnt), which would cost each
+// a failed system call on its first write. One on a filesystem that takes
+// them (xfs, btrfs) then writes as one on ext4 does: on its caller when
+// readFree says no page is read, through the scheduler otherwise.
 
 // pageCache is a buffered File's RWF_NOWAIT state.
 type pageCache struct {
@@ -258,6 +262,7 @@ func (f *File) writeCached(b []byte, off int64, rwf uint32, cursor bool) (int, e
 		}
 		if schedlink.NowaitRefused(err) {
 			f.pc.refuse(&f.pc.noWrite, &f.pc.writeReason, "pwritev2(RWF_NOWAIT): "+err.Error())
+			f.sl.Learnt().NowaitWritesRefused.Store(true)
 			break
 		}
 		return done, err
@@ -333,7 +338,8 @@ const maxInlineWrite = 64 << 10
 // file since: a wrong hint only makes a write wait on its caller's thread
 // for a page read, as os.File's would. The rest are asked: cachestat of a
 // window from the page (remembered when all of it is cached), then of the
-// page alone, then the size (statx).
+// page alone, then the size (statx). A File that does not know its size
+// (opened without O_TRUNC) asks it first, once.
 func (f *File) readFree(off int64, n int) bool {
 	end := off + int64(n)
 	var edges [2]int64
@@ -345,6 +351,17 @@ func (f *File) readFree(off int64, n int) bool {
 	if end%f.page != 0 && (k == 0 || f.pageDown(end) != edges[0]) {
 		edges[k] = f.pageDown(end)
 		k++
+	}
+	if k > 0 && f.pc.sizeHint.Load() == sizeUnknown {
+		// First learn the size, with one statx: a new or empty file
+		// (a journal created for one transaction) then needs nothing
+		// more, where asking the cache first took two cachestat calls
+		// before the statx.
+		size, err := sizeOf(f.iofd)
+		if err != nil {
+			return false
+		}
+		f.pc.sizeHint.CompareAndSwap(sizeUnknown, size)
 	}
 	for _, p := range edges[:k] {
 		if f.pc.knownFree(p) {

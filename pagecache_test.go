@@ -448,6 +448,44 @@ func TestPageCacheNowaitRefused(t *testing.T) {
 	require.Contains(t, st.String(), "reads inline: no (")
 }
 
+// TestPageCacheNowaitWriteRefusalShared: once a File's RWF_NOWAIT write
+// is refused, the scheduler's later Files make no such attempt (a journal
+// created per transaction would pay a failed system call each), and their
+// writes still land.
+func TestPageCacheNowaitWriteRefusalShared(t *testing.T) {
+	in := &nowaitInjector{fn: func(a sched.Attempt) sched.Fault {
+		if a.Op == sched.OpWrite {
+			return sched.Fault{Errno: unix.EOPNOTSUPP}
+		}
+		return sched.Fault{}
+	}}
+	s := faultSched(t, in)
+	dir := t.TempDir()
+	first := openWith(t, filepath.Join(dir, "a"), os.O_RDWR|os.O_CREATE, WithScheduler(s), WithDirect(PageCache))
+	_, err := first.WriteAt([]byte("first"), 100)
+	require.NoError(t, err)
+	require.Equal(t, 1, in.nowaits(), "the first File tries once")
+	require.Contains(t, first.nowait().WritesReason, unix.EOPNOTSUPP.Error())
+
+	for i := range 3 {
+		name := filepath.Join(dir, "j"+strconv.Itoa(i))
+		f := openWith(t, name, os.O_RDWR|os.O_CREATE, WithScheduler(s), WithDirect(PageCache))
+		require.False(t, f.nowait().Writes)
+		require.Contains(t, f.nowait().WritesReason, "earlier file of this scheduler")
+		_, err := f.WriteAt([]byte("journal"), 512)
+		require.NoError(t, err)
+		got, err := os.ReadFile(name)
+		require.NoError(t, err)
+		require.Equal(t, append(make([]byte, 512), "journal"...), got)
+	}
+	require.Equal(t, 1, in.nowaits(), "later Files made no RWF_NOWAIT write")
+
+	// Another scheduler has learnt nothing.
+	in2 := &nowaitInjector{}
+	other := openWith(t, filepath.Join(dir, "b"), os.O_RDWR|os.O_CREATE, WithScheduler(faultSched(t, in2)), WithDirect(PageCache))
+	require.True(t, other.nowait().Writes)
+}
+
 // TestPageCacheWrites: buffered writes on this machine's filesystem
 // (inline where it takes RWF_NOWAIT writes, else through the ring) land,
 // extend the file, Sync, and a failed flush is sticky as for direct

@@ -41,3 +41,5 @@ func (l *linked) GetBuffer(n int) ([]byte, error) { return (*Scheduler)(l).getBu
 func (l *linked) PutBuffer(b []byte)              { (*Scheduler)(l).putBuffer(b) }
 
 func (l *linked) BufferStats() schedlink.BufferStats { return (*Scheduler)(l).bufferStats() }
+
+func (l *linked) Learnt() *schedlink.Learnt { return &l.learnt }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/schedlink"
 )
 
 // Scheduler owns one kernel queue and the loop goroutine that
@@ -64,6 +66,8 @@ type Scheduler struct {
 	exited chan struct{}
 
 	onFallback func(Fallback) // Options.OnFallback (fallback_linux.go)
+
+	learnt schedlink.Learnt // what package diskio's files learnt, for the next ones
 }
 
 const stateClosed = 1 << 63

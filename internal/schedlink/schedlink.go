@@ -6,6 +6,8 @@
 // Package sched fills in Of and SetDefaultTracer when it is initialized.
 package schedlink
 
+import "sync/atomic"
+
 // Scheduler is what Of returns for a *sched.Scheduler. Its methods have
 // the contracts of the sched methods they stand for (see sched's link
 // file); errors from the caller-side calls are bare syscall.Errno values,
@@ -40,6 +42,17 @@ type Scheduler interface {
 	PutBuffer(b []byte)
 	// BufferStats reports the buffer cache's counters.
 	BufferStats() BufferStats
+	// Learnt is what the scheduler's files have learnt about the
+	// kernel, shared by its later files.
+	Learnt() *Learnt
+}
+
+// Learnt is what files opened on one scheduler learnt about the kernel
+// and share: what one of them found costs the next nothing.
+type Learnt struct {
+	// NowaitWritesRefused: a file's pwritev2(RWF_NOWAIT) was refused
+	// (ext4 refuses them all), so later files skip the attempt.
+	NowaitWritesRefused atomic.Bool
 }
 
 // BufferStats says what a scheduler's buffer cache holds and has taken.
