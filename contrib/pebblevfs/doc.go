@@ -24,9 +24,8 @@
 //     faster than O_DIRECT WALs on workloads A and F and the load.
 //   - Reads of a table the FS has just written (Direct mode): the buffers
 //     a data file was written from are kept after their write, up to
-//     FS.FreshBytes (default 256 MiB, at most a quarter of FS.Cache) for
-//     the whole FS, oldest out first, and serve the reads of that file
-//     once its writer has closed it.
+//     FS.FreshBytes (default 256 MiB) for the whole FS, oldest out first,
+//     and serve the reads of that file once its writer has closed it.
 //     These are the compactions that take new tables as input, which
 //     bypass Pebble's block cache and which vfs.Default serves from the
 //     page cache; without them a 300,000-record load read 1.8 GiB back

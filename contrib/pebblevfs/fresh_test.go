@@ -180,28 +180,3 @@ func TestFreshCacheSharesBlockCache(t *testing.T) {
 	require.NoError(t, fs.Remove(filepath.Join(dir, "000107.sst")))
 	require.Zero(t, share.n.Load())
 }
-
-// sizedCache is a Reserver with a MaxSize, as *pebble.Cache has.
-type sizedCache struct{ max int64 }
-
-func (c sizedCache) Reserve(int) func() { return func() {} }
-func (c sizedCache) MaxSize() int64     { return c.max }
-
-func TestFreshLimit(t *testing.T) {
-	for _, tc := range []struct {
-		fresh int64
-		cache Reserver
-		want  int64
-	}{
-		{0, nil, DefaultFreshBytes},
-		{0, sizedCache{384 << 20}, 96 << 20},
-		{0, sizedCache{4 << 30}, DefaultFreshBytes},
-		{64 << 20, sizedCache{128 << 20}, 64 << 20}, // set: kept as given
-		{-1, sizedCache{128 << 20}, -1},
-	} {
-		d := &FS{FreshBytes: tc.fresh, Cache: tc.cache}
-		if got := d.freshLimit(); got != tc.want {
-			t.Errorf("FreshBytes %d, cache %v: limit %d, want %d", tc.fresh, tc.cache, got, tc.want)
-		}
-	}
-}

@@ -75,11 +75,8 @@ type FS struct {
 	// FreshBytes is how much of the data files it wrote last a Direct FS
 	// keeps in memory for the reads that follow (the compactions that
 	// take new tables as input; see freshCache). 0 means
-	// DefaultFreshBytes, or, when Cache is set and has a MaxSize method
-	// (*pebble.Cache has), a quarter of the block cache if that is less:
-	// what the fresh cache holds is taken from the blocks that reads
-	// find. A negative value keeps nothing. Buffered mode has the page
-	// cache.
+	// DefaultFreshBytes; a negative value keeps nothing. Buffered mode
+	// has the page cache.
 	FreshBytes int64
 
 	// Cache, if set (to the pebble.Cache of pebble.Options.Cache), is the
@@ -101,35 +98,19 @@ type Reserver interface {
 	Reserve(n int) func()
 }
 
-// DefaultFreshBytes is FS.FreshBytes's default, for an FS without a
-// Cache or with a block cache of 1 GiB or more.
+// DefaultFreshBytes is FS.FreshBytes's default.
 const DefaultFreshBytes = 256 << 20
-
-// FreshShare is the part of the block cache (FS.Cache) the fresh cache
-// takes at most by default: a quarter. Measured with cmd/ycsb at 300,000
-// records (~330 MiB) and a 384 MiB block cache, workload E (short scans)
-// read 864 MiB from the disk with 256 MiB of fresh cache, against the
-// default file system's 329 MiB (see the README).
-const FreshShare = 4
-
-// freshLimit is the fresh cache's size: FreshBytes, or its default.
-func (d *FS) freshLimit() int64 {
-	if d.FreshBytes != 0 {
-		return d.FreshBytes
-	}
-	n := int64(DefaultFreshBytes)
-	if c, ok := d.Cache.(interface{ MaxSize() int64 }); ok && c.MaxSize() > 0 {
-		n = min(n, c.MaxSize()/FreshShare)
-	}
-	return n
-}
 
 // freshCache returns the FS's fresh cache, or nil in Buffered mode or
 // with FreshBytes < 0.
 func (d *FS) freshCache() *freshCache {
 	d.freshOnce.Do(func() {
+		n := d.FreshBytes
+		if n == 0 {
+			n = DefaultFreshBytes
+		}
 		if d.Mode == Direct {
-			d.fresh = newFreshCache(d.freshLimit(), d.Cache)
+			d.fresh = newFreshCache(n, d.Cache)
 		}
 	})
 	return d.fresh
