@@ -22,6 +22,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/diskio-go/diskio/contrib/pebblevfs"
 )
 
@@ -45,6 +47,7 @@ type config struct {
 	mode        string
 	rounds      int
 	child       string
+	lock        string
 }
 
 func main() {
@@ -69,6 +72,7 @@ func main() {
 	flag.BoolVar(&c.keep, "keep", false, "keep the databases after the run")
 	flag.BoolVar(&c.load, "load", true, "load the databases first (false: reuse the ones a -keep run left in -dir)")
 	flag.StringVar(&c.child, "child", "", "internal: run one phase, FS/WORKLOAD")
+	flag.StringVar(&c.lock, "lock", "", "file to hold an exclusive flock(2) on while the phases of one load or workload run (all file systems of it, back to back), released between them, so a shared machine's other measurements wait")
 	flag.Parse()
 	c.cache = cacheMiB << 20
 	c.diskioCache = c.cache
@@ -153,10 +157,15 @@ func run(c config) error {
 			if rd%2 == 1 { // alternate who goes first
 				order = rotate(fss)
 			}
-			for _, fs := range order {
-				if err := phase(fs, "load"); err != nil {
-					return err
+			if err := locked(c.lock, func() error {
+				for _, fs := range order {
+					if err := phase(fs, "load"); err != nil {
+						return err
+					}
 				}
+				return nil
+			}); err != nil {
+				return err
 			}
 		}
 		for i, w := range ws {
@@ -165,15 +174,44 @@ func run(c config) error {
 			if (rd+i)%2 == 1 {
 				order = rotate(fss)
 			}
-			for _, fs := range order {
-				if err := phase(fs, w.name); err != nil {
-					return err
+			if err := locked(c.lock, func() error {
+				for _, fs := range order {
+					if err := phase(fs, w.name); err != nil {
+						return err
+					}
 				}
+				return nil
+			}); err != nil {
+				return err
 			}
 		}
 	}
 	printTable(results)
+	printSummary(results)
 	return nil
+}
+
+// locked runs f holding an exclusive flock(2) on path, or without a lock
+// when path is empty.
+func locked(path string, f func() error) error {
+	if path == "" {
+		return f()
+	}
+	l, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o666)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	for {
+		err = unix.Flock(int(l.Fd()), unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return &os.PathError{Op: "flock", Path: path, Err: err}
+	}
+	return f() // Close releases the lock
 }
 
 // rotate returns fss with its last element first.
