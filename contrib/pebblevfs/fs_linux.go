@@ -50,7 +50,7 @@ type FS struct {
 	// write is a copy on the caller, and the fdatasync of a synced commit
 	// writes the pages out, as with vfs.Default; the pages are clean and
 	// reclaimable after it. Measured with cmd/ycsb, -fs
-	// diskio-direct,diskio-direct-waldirect: see the README.
+	// diskio-direct,diskio-direct-waldirect: see docs/2026-11-25-history.md.
 	WALDirect bool
 
 	// Mode says whether Pebble's files bypass the page cache (Direct, the
