@@ -357,11 +357,9 @@ func (f *File) readFree(off int64, n int) bool {
 		// (a journal created for one transaction) then needs nothing
 		// more, where asking the cache first took two cachestat calls
 		// before the statx.
-		size, err := sizeOf(f.iofd)
-		if err != nil {
+		if _, ok := f.learnSize(); !ok {
 			return false
 		}
-		f.pc.sizeHint.CompareAndSwap(sizeUnknown, size)
 	}
 	for _, p := range edges[:k] {
 		if f.pc.knownFree(p) {
@@ -375,16 +373,22 @@ func (f *File) readFree(off int64, n int) bool {
 		if f.cached(p, 1) {
 			continue
 		}
-		size, err := sizeOf(f.iofd)
-		if err != nil {
-			return false
-		}
-		f.pc.sizeHint.Store(size)
-		if p < size {
+		if size, ok := f.learnSize(); !ok || p < size {
 			return false
 		}
 	}
 	return true
+}
+
+// learnSize asks the kernel for the file's size (statx) and keeps it as
+// the size hint.
+func (f *File) learnSize() (int64, bool) {
+	size, err := sizeOf(f.iofd)
+	if err != nil {
+		return 0, false
+	}
+	f.pc.sizeHint.Store(size)
+	return size, true
 }
 
 // cacheWindow is how far past an edge page readFree asks cachestat, so
