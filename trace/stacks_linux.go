@@ -4,6 +4,7 @@ package trace
 
 import (
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/diskio-go/diskio/sched"
 )
@@ -45,7 +46,7 @@ type stackEntry struct {
 }
 
 // stackEntryBytes is an entry's size, for the summary's memory figures.
-const stackEntryBytes = 8 + 8 + 8 + 8 + maxDepth*8 + 16
+const stackEntryBytes = int(unsafe.Sizeof(stackEntry{}))
 
 func newStackTable(size int) *stackTable {
 	n := 1
