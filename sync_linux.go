@@ -130,12 +130,18 @@ func flushFailed(err error) bool {
 //
 // Sync needs fsync; Datasync is covered by either. A round is an fsync if
 // any of its callers asked for one.
+//
+// A flush with no round in flight or gathering (one committer, the common
+// case) uses the group's own round, lone, and allocates nothing: a round's
+// done channel is made only when somebody must wait for it (a caller
+// joining it, or the round issued after it).
 type flushGroup struct {
 	mu      sync.Mutex
 	flights int         // flushes issued and not finished
 	landed  sync.Cond   // a flush finished (L is &mu)
 	next    *flushRound // gathering callers, not issued yet
-	last    *flushRound // the round issued last
+	last    *flushRound // the round issued last, until it is done
+	lone    flushRound  // the round of a flush issued with no other round under way
 	err     error       // the first failed flush: returned for ever
 	// sticky mirrors err for failed, which every write calls: a load,
 	// not the group's mutex.
@@ -150,11 +156,22 @@ type flushGroup struct {
 // against 26-31k.
 const maxFlushes = 2
 
+// flushRound is one flush and the callers it releases. Its fields are
+// the group's mutex's, but for full, which is final once the round is
+// issued and then read only by the round's leader.
 type flushRound struct {
-	full bool          // fsync rather than fdatasync
-	prev *flushRound   // the round issued before this one, until it is done
-	done chan struct{} // closed when err is set
-	err  error
+	full  bool          // fsync rather than fdatasync
+	after chan struct{} // done of the round issued before this one, if any
+	done  chan struct{} // closed when err is set; nil until somebody waits
+	err   error
+}
+
+// waiter returns r's done channel, making it; g.mu is held.
+func (r *flushRound) waiter() chan struct{} {
+	if r.done == nil {
+		r.done = make(chan struct{})
+	}
+	return r.done
 }
 
 // failed returns the sticky error, nil if no flush has failed.
@@ -176,11 +193,22 @@ func (g *flushGroup) sync(full bool, flush func(full bool) (sticky bool, err err
 	if r := g.next; r != nil {
 		// A round is gathering, not yet issued: join it.
 		r.full = r.full || full
+		done := r.waiter()
 		g.mu.Unlock()
-		<-r.done
+		<-done
 		return r.err
 	}
-	r := &flushRound{full: full, done: make(chan struct{})}
+	if g.last == nil {
+		// Nothing under way (so no flush in flight either): issue at
+		// once, on the group's own round.
+		r := &g.lone
+		r.full, r.after, r.done, r.err = full, nil, nil, nil
+		g.flights++
+		g.last = r
+		g.mu.Unlock()
+		return g.run(r, flush)
+	}
+	r := &flushRound{full: full}
 	if g.flights >= maxFlushes {
 		// Lead a round: gather callers until a flush lands.
 		g.next = r
@@ -194,13 +222,19 @@ func (g *flushGroup) sync(full bool, flush func(full bool) (sticky bool, err err
 		g.next = nil
 		if g.err != nil {
 			r.err = g.err
+			done := r.done
 			g.mu.Unlock()
-			close(r.done)
+			if done != nil {
+				close(done)
+			}
 			return r.err
 		}
 	}
 	g.flights++
-	r.prev, g.last = g.last, r
+	if g.last != nil {
+		r.after = g.last.waiter()
+	}
+	g.last = r
 	g.mu.Unlock()
 	return g.run(r, flush)
 }
@@ -212,27 +246,31 @@ func (g *flushGroup) run(r *flushRound, flush func(full bool) (sticky bool, err 
 	g.mu.Lock()
 	if sticky && g.err == nil {
 		g.err = err
-		g.sticky.Store(&err)
+		first := err // its own variable: only a failure allocates
+		g.sticky.Store(&first)
 	}
 	g.flights--
 	if g.landed.L != nil {
 		g.landed.Signal() // the one leader waiting, if any
 	}
+	after := r.after
 	g.mu.Unlock()
-	if r.prev != nil {
-		<-r.prev.done
-		r.prev = nil
+	if after != nil {
+		<-after
 	}
 	g.mu.Lock()
 	if err == nil {
 		err = g.err // an earlier round failed: this success proves nothing
 	}
-	r.err = err
+	r.err, r.after = err, nil
 	if g.last == r {
 		g.last = nil
 	}
+	done := r.done
 	g.mu.Unlock()
-	close(r.done)
+	if done != nil {
+		close(done)
+	}
 	return err
 }
 

@@ -486,3 +486,40 @@ func TestFlushRefusedNotSticky(t *testing.T) {
 		}
 	}
 }
+
+// TestFlushGroupUncontended: a flush with nothing else under way
+// allocates nothing (the group's own round, no channel), and a round
+// issued while it is in flight still waits for it and takes its failure.
+func TestFlushGroupUncontended(t *testing.T) {
+	var g flushGroup
+	ok := func(bool) (bool, error) { return false, nil }
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := g.sync(false, ok); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.Zero(t, allocs, "allocations per uncontended flush")
+
+	failing := errors.New("flush failed")
+	started, release := make(chan struct{}), make(chan struct{})
+	first := make(chan error)
+	go func() {
+		first <- g.sync(true, func(bool) (bool, error) {
+			close(started)
+			<-release
+			return true, failing
+		})
+	}()
+	<-started
+	second := make(chan error)
+	go func() { second <- g.sync(false, ok) }() // issued beside the first: maxFlushes is 2
+	select {
+	case err := <-second:
+		t.Fatalf("a later round returned (%v) before the round issued before it", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(release)
+	require.Same(t, failing, <-first)
+	require.Same(t, failing, <-second)
+	require.Same(t, failing, g.sync(false, ok))
+}
