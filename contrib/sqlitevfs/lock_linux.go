@@ -3,6 +3,9 @@
 package sqlitevfs
 
 import (
+	"syscall"
+	"unsafe"
+
 	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/vfs"
 	"golang.org/x/sys/unix"
@@ -135,7 +138,7 @@ func (f *file) CheckReservedLock() (bool, error) {
 func (f *file) testLock(start, n int64, code sqlite3.ExtendedErrorCode) (bool, error) {
 	lk := unix.Flock_t{Type: unix.F_WRLCK, Start: start, Len: n}
 	for {
-		err := unix.FcntlFlock(uintptr(f.fd), unix.F_OFD_GETLK, &lk)
+		err := fcntlLock(f.fd, unix.F_OFD_GETLK, &lk)
 		if err == nil {
 			return lk.Type == unix.F_WRLCK, nil
 		}
@@ -155,7 +158,7 @@ func (f *file) setLock(typ int16, start, n int64, wait bool, code sqlite3.Extend
 		cmd = unix.F_OFD_SETLKW
 	}
 	for {
-		err := unix.FcntlFlock(uintptr(f.fd), cmd, &lk)
+		err := fcntlLock(f.fd, cmd, &lk)
 		if err == unix.EINTR && wait {
 			continue
 		}
@@ -167,7 +170,7 @@ func (f *file) setLock(typ int16, start, n int64, wait bool, code sqlite3.Extend
 func (f *file) unlock(start, n int64) error {
 	lk := unix.Flock_t{Type: unix.F_UNLCK, Start: start, Len: n}
 	for {
-		err := unix.FcntlFlock(uintptr(f.fd), unix.F_OFD_SETLK, &lk)
+		err := fcntlLock(f.fd, unix.F_OFD_SETLK, &lk)
 		if err == nil {
 			return nil
 		}
@@ -175,6 +178,26 @@ func (f *file) unlock(start, n int64) error {
 			return vfs.SystemError(err, sqlite3.IOERR_UNLOCK)
 		}
 	}
+}
+
+// fcntlLock is fcntl(fd, cmd, lk) for a lock command. F_OFD_SETLK and
+// F_OFD_GETLK never sleep (a held lock is EAGAIN, not a wait), so on a
+// 64-bit system, where fcntl takes the 64-bit flock as it is, they are
+// raw system calls, which the Go runtime does not hand off to another
+// thread: SQLite takes and drops these locks at every transaction of
+// every connection, and ordinary system calls made there let the runtime
+// start a thread whenever a caller is descheduled mid-call. F_OFD_SETLKW
+// waits for another holder, so it is an ordinary system call, as are all
+// of them on 32-bit systems (fcntl64).
+func fcntlLock(fd int, cmd int, lk *unix.Flock_t) error {
+	if cmd == unix.F_OFD_SETLKW || unsafe.Sizeof(uintptr(0)) != 8 {
+		return unix.FcntlFlock(uintptr(fd), cmd, lk)
+	}
+	_, _, errno := syscall.RawSyscall(unix.SYS_FCNTL, uintptr(fd), uintptr(cmd), uintptr(unsafe.Pointer(lk)))
+	if errno != 0 {
+		return errno
+	}
+	return nil
 }
 
 // lockError is SQLite's sqliteErrorFromPosixError for lock calls: a lock

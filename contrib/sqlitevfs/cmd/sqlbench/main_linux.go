@@ -60,7 +60,7 @@ func main() {
 	flag.IntVar(&c.value, "value", 200, "value size in bytes")
 	flag.IntVar(&c.loadRows, "load-rows", 500_000, "rows of the bulk load")
 	flag.IntVar(&c.loadBatch, "load-batch", 10_000, "rows per transaction of the bulk load")
-	flag.DurationVar(&c.duration, "duration", 5*time.Second, "length of the commit, warm, mix phases")
+	flag.DurationVar(&c.duration, "duration", 5*time.Second, "length of the commit, warm, scanwarm, mix phases")
 	flag.IntVar(&c.coldReads, "cold-reads", 200, "point reads per connection in the cold phase (few, so that it stays cold)")
 	flag.IntVar(&c.readers, "readers", 64, "connections of the point-read phases")
 	flag.IntVar(&c.mixers, "mixers", 16, "connections of the read/update mix")

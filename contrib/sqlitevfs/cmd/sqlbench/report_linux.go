@@ -18,7 +18,7 @@ var cellNotes = map[string]string{
 	"cold":          "point reads, cold (evicted) database, 64 connections: op = one SELECT by id",
 	"warm":          "point reads, database in the page cache, 64 connections: op = one SELECT by id",
 	"scan":          "full scan, cold: op = row, latency = the whole scan",
-	"scanwarm":      "full scan, in the page cache: op = row, latency = the whole scan",
+	"scanwarm":      "full scans, in the page cache, repeated for the phase's duration: op = row, latency = one whole scan",
 	"mix":           "90/10 read/update, 16 connections (synchronous=NORMAL): op = one SELECT or UPDATE",
 }
 
