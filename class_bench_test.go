@@ -3,8 +3,10 @@
 package diskio
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -34,7 +36,12 @@ import (
 // IOPS together against alone.
 //
 // Configurations (DISKIO_CLASS_CONFIGS, comma-separated; default
-// "os.File,off,on"): os.File (both through *os.File), off (diskio with
+// "os.File,off,on,fio"): os.File (both through *os.File), fio (the
+// device's own answer, with no Go in it: a psync job writing 4 KiB with
+// fdatasync after each, and an io_uring job of 32 O_DIRECT random 4 KiB
+// reads in flight, run as the three phases in the same rounds; its
+// latency is the fdatasync's p99, as fio reports syncs apart from writes;
+// skipped if fio is not installed), off (diskio with
 // sched.ClassOptions.Off), on (diskio, the default ClassOptions: the
 // writer's File sched.Latency, the readers' sched.Background), and
 // variants of on with options after colons: goal=DURATION, hold=DURATION,
@@ -52,7 +59,7 @@ func BenchmarkCommitBesideReads(b *testing.B) {
 		}
 		phase = d
 	}
-	specs := []string{"os.File", "off", "on"}
+	specs := []string{"os.File", "off", "on", "fio"}
 	if s := os.Getenv("DISKIO_CLASS_CONFIGS"); s != "" {
 		specs = strings.Split(s, ",")
 	}
@@ -63,6 +70,7 @@ func BenchmarkCommitBesideReads(b *testing.B) {
 
 	type config struct {
 		name   string
+		fio    bool // run by fio (fioPhase), not by this process
 		s      *sched.Scheduler
 		read   func(p []byte, off int64) (int, error)
 		open   func(name string) (write func([]byte) error, sync func() error, closeFn func())
@@ -81,6 +89,15 @@ func BenchmarkCommitBesideReads(b *testing.B) {
 	var configs []*config
 	for _, spec := range specs {
 		c := &config{name: spec}
+		if spec == "fio" {
+			if _, err := exec.LookPath("fio"); err != nil {
+				b.Logf("fio: not installed, its configuration is left out")
+				continue
+			}
+			c.fio = true
+			configs = append(configs, c)
+			continue
+		}
 		if spec == "os.File" {
 			f, err := os.OpenFile(data, os.O_RDONLY|unix.O_DIRECT, 0)
 			if err != nil {
@@ -187,6 +204,19 @@ func BenchmarkCommitBesideReads(b *testing.B) {
 		for i := range configs {
 			c := configs[(i+r)%len(configs)]
 			seed := uint64(time.Now().UnixNano())
+			if c.fio {
+				alone, _ := fioPhase(b, dir, data, dataSize, size, readers, phase, true, false)
+				_, readsAlone := fioPhase(b, dir, data, dataSize, size, readers, phase, false, true)
+				with, readsWith := fioPhase(b, dir, data, dataSize, size, readers, phase, true, true)
+				c.alone = append(c.alone, us(alone.p99))
+				c.with = append(c.with, us(with.p99))
+				c.p50a = append(c.p50a, us(alone.p50))
+				c.p50w = append(c.p50w, us(with.p50))
+				c.iopsA = append(c.iopsA, readsAlone)
+				c.iopsW = append(c.iopsW, readsWith)
+				c.commit = append(c.commit, with.rate)
+				continue
+			}
 			var alone, with []time.Duration
 			var readsAlone, readsWith int64
 			timed(func(stop *atomic.Bool) { alone = writer(c, stop) })
@@ -238,6 +268,76 @@ func BenchmarkCommitBesideReads(b *testing.B) {
 			median(c.p50a), median(c.p50w), median(c.commit),
 			median(c.iopsA), median(c.iopsW), iops, fmtRatios(ratios(c.iopsW, c.iopsA)), extra)
 	}
+}
+
+// fioSyncs is what fioPhase reports of the writer: its fdatasyncs'
+// latency quantiles and how many commits it made per second.
+type fioSyncs struct {
+	p50, p99 time.Duration
+	rate     float64
+}
+
+// fioPhase runs one phase of BenchmarkCommitBesideReads with fio, for
+// phase: the writer (4 KiB appends to a new file in dir, each followed by
+// fdatasync, through the page cache) if write, the readers (32 O_DIRECT
+// 4 KiB random reads in flight on data, io_uring) if read, both at once
+// if both. It returns the writer's syncs and the readers' IOPS.
+func fioPhase(b *testing.B, dir, data string, dataSize int64, size, readers int, phase time.Duration, write, read bool) (fioSyncs, float64) {
+	b.Helper()
+	runtime := "--runtime=" + strconv.FormatInt(phase.Milliseconds(), 10) + "ms"
+	log := filepath.Join(dir, "fio-commit-log")
+	defer os.Remove(log)
+	args := []string{"--output-format=json", "--lat_percentiles=1", "--percentile_list=50:99", "--randrepeat=0"}
+	if write {
+		args = append(args, "--name=writer", "--filename="+log, "--rw=write", "--bs="+strconv.Itoa(size),
+			"--size=1g", "--ioengine=psync", "--fdatasync=1", "--fallocate=none", "--time_based", runtime)
+	}
+	if read {
+		args = append(args, "--name=readers", "--filename="+data, "--size="+strconv.FormatInt(dataSize, 10),
+			"--rw=randread", "--bs="+strconv.Itoa(size), "--direct=1", "--ioengine=io_uring",
+			"--iodepth="+strconv.Itoa(readers), "--time_based", runtime)
+	}
+	out, err := exec.Command("fio", args...).Output()
+	if err != nil {
+		b.Fatalf("fio %s: %v", strings.Join(args, " "), err)
+	}
+	var res struct {
+		Jobs []struct {
+			Name string `json:"jobname"`
+			Read struct {
+				IOPS float64 `json:"iops"`
+			} `json:"read"`
+			Write struct {
+				TotalIOs int64 `json:"total_ios"` // one fdatasync each (fio's sync total_ios stays 0)
+			} `json:"write"`
+			Sync struct {
+				Lat struct {
+					Percentile map[string]float64 `json:"percentile"`
+				} `json:"lat_ns"`
+			} `json:"sync"`
+			Runtime float64 `json:"job_runtime"` // ms
+		} `json:"jobs"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		b.Fatalf("fio's output: %v", err)
+	}
+	var syncs fioSyncs
+	var iops float64
+	for _, j := range res.Jobs {
+		switch j.Name {
+		case "writer":
+			p := j.Sync.Lat.Percentile
+			if p["99.000000"] == 0 {
+				b.Fatalf("fio reported no fdatasync latencies")
+			}
+			syncs.p50 = time.Duration(p["50.000000"])
+			syncs.p99 = time.Duration(p["99.000000"])
+			syncs.rate = float64(j.Write.TotalIOs) / (j.Runtime / 1000)
+		case "readers":
+			iops = j.Read.IOPS
+		}
+	}
+	return syncs, iops
 }
 
 // classOptions parses a configuration of BenchmarkCommitBesideReads.
