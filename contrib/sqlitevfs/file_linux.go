@@ -36,6 +36,12 @@ type file struct {
 	keepWAL bool // SQLITE_FCNTL_PERSIST_WAL
 	syncDir bool // a new journal or WAL: its directory is synced at its first sync
 	closed  bool
+
+	// A WAL's small writes held back to go with the next (walwrite_linux.go).
+	wal     bool   // a WAL file
+	held    []byte // bytes written by SQLite, not yet by the kernel
+	heldOff int64  // where they go
+	joined  []byte // held bytes and the write after them, as one
 }
 
 var (
@@ -54,6 +60,7 @@ func (f *file) Close() error {
 		return nil
 	}
 	f.closed = true
+	held := f.flushHeld()
 	if f.shm != nil {
 		f.shm.Close()
 	}
@@ -61,7 +68,7 @@ func (f *file) Close() error {
 	if err := f.f.Close(); err != nil {
 		return vfs.SystemError(err, sqlite3.IOERR_CLOSE)
 	}
-	return nil
+	return held
 }
 
 // ReadAt reads len(p) bytes at off: at end of file it returns fewer with
@@ -69,6 +76,9 @@ func (f *file) Close() error {
 // the rest). An I/O error is SQLITE_IOERR_CORRUPTFS for EIO, ERANGE and
 // ENXIO, as in SQLite's unix VFS, and SQLITE_IOERR_READ otherwise.
 func (f *file) ReadAt(p []byte, off int64) (int, error) {
+	if err := f.flushHeld(); err != nil {
+		return 0, err
+	}
 	n, err := f.f.ReadAt(p, off)
 	if err == nil || err == io.EOF {
 		return n, err
@@ -81,20 +91,30 @@ func (f *file) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // WriteAt writes p at off. A full disk (ENOSPC) is SQLITE_FULL, any other
-// failure SQLITE_IOERR_WRITE.
+// failure SQLITE_IOERR_WRITE. A WAL's frame header is written together
+// with its page (walwrite_linux.go).
 func (f *file) WriteAt(p []byte, off int64) (int, error) {
+	if f.hold(p, off) {
+		return len(p), nil
+	}
+	if n, err, ok := f.writeJoined(p, off); ok {
+		return n, writeError(err)
+	}
+	if err := f.flushHeld(); err != nil {
+		return 0, err
+	}
+	if f.hold(p, off) {
+		return len(p), nil
+	}
 	n, err := f.f.WriteAt(p, off)
-	if err == nil {
-		return n, nil
-	}
-	if errors.Is(err, syscall.ENOSPC) {
-		return n, vfs.SystemError(err, sqlite3.FULL)
-	}
-	return n, vfs.SystemError(err, sqlite3.IOERR_WRITE)
+	return n, writeError(err)
 }
 
 // Truncate sets the file's size.
 func (f *file) Truncate(size int64) error {
+	if err := f.flushHeld(); err != nil {
+		return err
+	}
 	if err := f.f.Truncate(size); err != nil {
 		return vfs.SystemError(err, sqlite3.IOERR_TRUNCATE)
 	}
@@ -116,6 +136,9 @@ func (f *file) Truncate(size int64) error {
 // its directory, so that the new name survives a crash (SQLite's unix VFS
 // does the same).
 func (f *file) Sync(flags vfs.SyncFlag) error {
+	if err := f.flushHeld(); err != nil {
+		return err
+	}
 	var err error
 	if flags&vfs.SYNC_DATAONLY == 0 && flags&0x0f == vfs.SYNC_FULL {
 		err = f.f.Sync()
@@ -146,6 +169,9 @@ func (f *file) Sync(flags vfs.SyncFlag) error {
 // is descheduled mid-call, as os.File's does: 64 readers of a database in
 // the page cache peaked at 12 OS threads so.
 func (f *file) Size() (int64, error) {
+	if err := f.flushHeld(); err != nil {
+		return 0, err
+	}
 	for {
 		n, _, errno := syscall.RawSyscall(unix.SYS_LSEEK, uintptr(f.fd), 0, io.SeekEnd)
 		switch errno {

@@ -188,6 +188,7 @@ func (v *VFS) open(name string, flags vfs.OpenFlag) (*file, vfs.OpenFlag, error)
 	}
 	f.direct = df.Direct()
 	f.syncDir = isCreate && isJournal
+	f.wal = flags&vfs.OPEN_WAL != 0
 	// The WAL-index, as SQLite's unix VFS keeps it: the -shm file mapped
 	// into every connection's memory, with OFD locks on its bytes
 	// (ncruces' own implementation, so that connections through this
