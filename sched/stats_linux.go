@@ -17,8 +17,8 @@ import (
 // (at enqueue) and once per batch on the loop. Stats and ReadStats take a
 // snapshot at any time, from any goroutine.
 
-// numOps is the number of request operations (OpNop to OpFallocate).
-const numOps = int(OpFallocate) + 1
+// numOps is the number of request operations (OpNop to OpUnlink).
+const numOps = int(OpUnlink) + 1
 
 // HistogramBuckets is the number of buckets of a Histogram.
 const HistogramBuckets = (maxExp-histSubBits+1)*histSub + histSub
