@@ -76,7 +76,9 @@ type FS struct {
 	// keeps in memory for the reads that follow (the compactions that
 	// take new tables as input; see freshCache). 0 means
 	// DefaultFreshBytes; a negative value keeps nothing. Buffered mode
-	// has the page cache.
+	// has the page cache. It is a limit: while gets and iterators miss
+	// the block cache more than compactions read from the fresh cache,
+	// it holds less, down to 32 MiB (see freshCache).
 	FreshBytes int64
 
 	// Cache, if set (to the pebble.Cache of pebble.Options.Cache), is the
@@ -250,7 +252,8 @@ func (d *FS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
 	}
 	r := readFile{f: f, dev: fi.DeviceID()}
 	if f.Direct() {
-		r.fresh = d.freshCache().lookup(fi)
+		r.cache = d.freshCache()
+		r.fresh = r.cache.lookup(fi)
 	}
 	var file vfs.File = &r
 	for _, o := range opts {

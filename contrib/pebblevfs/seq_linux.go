@@ -49,7 +49,9 @@ func newSeqFile(r readFile, depth int) *seqFile {
 // ReadAt returns len(p) bytes at off, or fewer with io.EOF at end of file.
 // What the fresh cache holds is copied from there and starts no stream.
 func (s *seqFile) ReadAt(p []byte, off int64) (int, error) {
-	return readFresh(s.fresh, p, off, s.readAt)
+	n, fresh, err := readFresh(s.fresh, p, off, s.readAt)
+	s.cache.servedSeq(fresh)
+	return n, err
 }
 
 func (s *seqFile) readAt(p []byte, off int64) (int, error) {
