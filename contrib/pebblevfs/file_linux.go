@@ -37,8 +37,12 @@ func (r *readFile) Close() error                             { return r.f.Close(
 
 // ReadAt reads from the fresh cache what it holds, the rest from the file.
 func (r *readFile) ReadAt(p []byte, off int64) (int, error) {
-	n, fresh, err := readFresh(r.fresh, p, off, r.f.ReadAt)
-	r.cache.missedRandom(n - fresh)
+	n, fresh, ghost, err := readFresh(r.fresh, p, off, r.f.ReadAt)
+	if ghost {
+		r.cache.servedBytes(n - fresh)
+	} else {
+		r.cache.missedRandom(n - fresh)
+	}
 	return n, err
 }
 

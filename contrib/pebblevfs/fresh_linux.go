@@ -32,8 +32,11 @@ import (
 // gets and iterators. A compaction's read that it serves (sequential
 // readers, which bypass the block cache) is a disk read the share saved;
 // a get's or an iterator's read that goes to the disk is a block-cache
-// miss the share may have caused. The target moves by the difference
-// (bytes for bytes), and what is over it is dropped, oldest first. So a
+// miss the share may have caused, unless it read a file the cache still
+// has an entry for, whose chunk it dropped: that miss says the share was
+// too small (ARC's ghost hits), and counts as served. The target moves by
+// the difference (bytes for bytes), and what is over it is dropped,
+// oldest first. So a
 // load, whose compactions read back what was just written, keeps up to
 // limit; short scans beside a few writes (YCSB E), whose misses the block
 // cache could have kept, give the memory back to the block cache.
@@ -48,7 +51,8 @@ type freshCache struct {
 	share Reserver // the block cache the bytes held are charged to, or nil
 
 	// Evidence since the target last moved (see above): bytes served to
-	// sequential readers, and bytes random readers read from the disk.
+	// sequential readers or read from dropped chunks, and bytes random
+	// readers read from the disk elsewhere.
 	served, missed atomic.Int64
 
 	mu     sync.Mutex
@@ -108,8 +112,9 @@ const freshFloor = 32 << 20
 // nothing else would.
 const adaptEvery = 1 << 20
 
-// servedSeq records n bytes served to a sequential reader.
-func (c *freshCache) servedSeq(n int) {
+// servedBytes records n bytes the cache served a sequential reader, or
+// would have served any reader had it not dropped them.
+func (c *freshCache) servedBytes(n int) {
 	if c != nil && n > 0 {
 		c.served.Add(int64(n))
 	}
@@ -296,16 +301,17 @@ func (c *freshCache) dropLocked(ff *freshFile) {
 }
 
 // readAt copies the file's bytes at off into p for as long as the chunks
-// hold them, and returns how many it copied and whether it reached the
-// end of the file.
-func (ff *freshFile) readAt(p []byte, off int64) (n int, end bool) {
+// hold them, and returns how many it copied, whether it reached the end
+// of the file, and whether the cache has an entry for the file (its
+// writer's bytes past n were kept, and dropped since).
+func (ff *freshFile) readAt(p []byte, off int64) (n int, end, tracked bool) {
 	if ff == nil || off < 0 {
-		return 0, false
+		return 0, false, false
 	}
 	ff.mu.RLock()
 	defer ff.mu.RUnlock()
 	if !ff.sealed {
-		return 0, false
+		return 0, false, false
 	}
 	done := 0
 	for done < len(p) {
@@ -321,21 +327,22 @@ func (ff *freshFile) readAt(p []byte, off int64) (n int, end bool) {
 		}
 		done += copy(p[done:], b[in:])
 	}
-	return done, off+int64(done) >= ff.size
+	return done, off+int64(done) >= ff.size, true
 }
 
 // readFresh reads p at off from ff where it holds the bytes, and the rest
-// with read; fromFresh is how many bytes came from ff.
-func readFresh(ff *freshFile, p []byte, off int64, read func([]byte, int64) (int, error)) (n, fromFresh int, err error) {
-	n, end := ff.readAt(p, off)
+// with read. fromFresh is how many bytes came from ff; ghost says the rest
+// was read from a file the cache has an entry for.
+func readFresh(ff *freshFile, p []byte, off int64, read func([]byte, int64) (int, error)) (n, fromFresh int, ghost bool, err error) {
+	n, end, tracked := ff.readAt(p, off)
 	if n == len(p) {
-		return n, n, nil
+		return n, n, false, nil
 	}
 	if end {
-		return n, n, io.EOF
+		return n, n, false, io.EOF
 	}
 	m, err := read(p[n:], off+int64(n))
-	return n + m, n, err
+	return n + m, n, tracked, err
 }
 
 // stats returns the bytes held and the files with an entry.

@@ -206,14 +206,28 @@ func TestFreshCacheAdapts(t *testing.T) {
 	require.Nil(t, ff.chunks[0], "the oldest chunk goes first")
 	require.NotNil(t, ff.chunks[n-1])
 
-	c.servedSeq(16 << 20)
+	// A read of a dropped chunk of a file the cache knows is a ghost
+	// hit; of a held chunk, a hit.
+	ff.sealed, ff.size = true, int64(n)*writeBuffer
+	disk := func(p []byte, off int64) (int, error) { return len(p), nil }
+	p := make([]byte, 4096)
+	got, fresh, ghost, err := readFresh(ff, p, 0, disk)
+	require.NoError(t, err)
+	require.Equal(t, []any{4096, 0, true}, []any{got, fresh, ghost})
+	got, fresh, ghost, err = readFresh(ff, p, int64(n-1)*writeBuffer, disk)
+	require.NoError(t, err)
+	require.Equal(t, []any{4096, 4096, false}, []any{got, fresh, ghost})
+	_, _, ghost, _ = readFresh(nil, p, 0, disk)
+	require.False(t, ghost)
+
+	c.servedBytes(16 << 20)
 	chunk(n)
 	require.EqualValues(t, freshFloor+16<<20, c.targetBytes())
-	c.servedSeq(1 << 30)
+	c.servedBytes(1 << 30)
 	chunk(n + 1)
 	require.EqualValues(t, limit, c.targetBytes(), "never above the limit")
 
 	var nilCache *freshCache
 	nilCache.missedRandom(1 << 20)
-	nilCache.servedSeq(1 << 20)
+	nilCache.servedBytes(1 << 20)
 }

@@ -49,8 +49,11 @@ func newSeqFile(r readFile, depth int) *seqFile {
 // ReadAt returns len(p) bytes at off, or fewer with io.EOF at end of file.
 // What the fresh cache holds is copied from there and starts no stream.
 func (s *seqFile) ReadAt(p []byte, off int64) (int, error) {
-	n, fresh, err := readFresh(s.fresh, p, off, s.readAt)
-	s.cache.servedSeq(fresh)
+	n, fresh, ghost, err := readFresh(s.fresh, p, off, s.readAt)
+	if ghost {
+		fresh = n
+	}
+	s.cache.servedBytes(fresh)
 	return n, err
 }
 
