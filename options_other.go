@@ -12,3 +12,7 @@ type platformOptions struct {
 // default scheduler. On this system there is no scheduler (sched.New
 // fails), and Files do their I/O through os.File: it does nothing.
 func WithScheduler(s *sched.Scheduler) Option { return func(o *options) {} }
+
+// SchedulerOf returns the scheduler Files opened with opts use. On this
+// system there is none: it returns sched.Default's error.
+func SchedulerOf(opts ...Option) (*sched.Scheduler, error) { return sched.Default() }

@@ -35,6 +35,8 @@ func blockingDo(r *request, t Tracer) {
 			err = unix.Fdatasync(int(r.fd))
 		case OpFallocate:
 			err = unix.Fallocate(int(r.fd), r.mode, r.off, r.size)
+		case OpUnlink:
+			err = unix.Unlinkat(int(r.fd), string(r.buf[:len(r.buf)-1]), int(r.mode))
 		}
 		if t != nil && r.op != OpNop {
 			t.SyscallDone(SyscallEvent{Call: blockingCalls[r.op], Start: start, End: Now(), Submitted: 1, Reaped: 1})
@@ -49,4 +51,4 @@ func blockingDo(r *request, t Tracer) {
 	}
 }
 
-var blockingCalls = [...]Syscall{OpRead: SysPread, OpWrite: SysPwrite, OpFsync: SysFsync, OpFdatasync: SysFdatasync, OpFallocate: SysFallocate}
+var blockingCalls = [...]Syscall{OpRead: SysPread, OpWrite: SysPwrite, OpFsync: SysFsync, OpFdatasync: SysFdatasync, OpFallocate: SysFallocate, OpUnlink: SysUnlinkat}

@@ -19,7 +19,7 @@ func (s *Scheduler) do(r *request) (int, error) {
 	c, queue := s.admit(r)
 	if queue {
 		switch {
-		case s.backend == AIO && (r.op == OpNop || r.op == OpFallocate):
+		case s.backend == AIO && (r.op == OpNop || r.op == OpFallocate || r.op == OpUnlink):
 			// AIO has no such opcodes: run them here, as os.File would.
 			s.runInline(r)
 			c.inline = true

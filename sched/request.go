@@ -14,6 +14,7 @@ const (
 	OpFsync
 	OpFdatasync
 	OpFallocate
+	OpUnlink // unlinkat(2): Scheduler.Unlinkat
 
 	// Control requests: handled by the loop itself, never sent to the
 	// kernel queue as I/O.
@@ -26,9 +27,9 @@ const (
 type request struct {
 	op   Op
 	fd   int32
-	buf  []byte // read/write memory; this reference keeps it alive until reaped
+	buf  []byte // read/write memory, or OpUnlink's NUL-terminated path; this reference keeps it alive until reaped
 	off  int64
-	mode uint32 // fallocate mode
+	mode uint32 // fallocate mode, or unlinkat flags
 	size int64  // fallocate length
 	rwf  uint32 // RWF_* flags of a write (RWF_DSYNC): WriteAtFlags
 

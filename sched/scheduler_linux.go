@@ -45,7 +45,9 @@ type Scheduler struct {
 	inline   atomic.Int32
 	noInline bool
 	tracer   Tracer
-	faults   FaultInjector // Options.Faults, for the page-cache attempts (nowait_linux.go)
+
+	noUnlinkat atomic.Bool   // the ring refused IORING_OP_UNLINKAT (Unlinkat)
+	faults     FaultInjector // Options.Faults, for the page-cache attempts (nowait_linux.go)
 
 	// clock says requests are timed: for the statistics, or a Tracer.
 	clock   bool

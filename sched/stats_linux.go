@@ -17,8 +17,8 @@ import (
 // (at enqueue) and once per batch on the loop. Stats and ReadStats take a
 // snapshot at any time, from any goroutine.
 
-// numOps is the number of request operations (OpNop to OpFallocate).
-const numOps = int(OpFallocate) + 1
+// numOps is the number of request operations (OpNop to OpUnlink).
+const numOps = int(OpUnlink) + 1
 
 // HistogramBuckets is the number of buckets of a Histogram.
 const HistogramBuckets = (maxExp-histSubBits+1)*histSub + histSub
@@ -154,8 +154,8 @@ type opRec struct {
 // percentiles instead of buckets.
 type Stats struct {
 	Backend Backend
-	// Ops counts completed requests by operation (OpNop to
-	// OpFallocate) and class.
+	// Ops counts completed requests by operation (OpNop to OpUnlink)
+	// and class.
 	Ops [numOps][NumClasses]OpStats
 	// InFlight is the number of requests in the kernel now, by class.
 	InFlight [NumClasses]int
@@ -163,8 +163,8 @@ type Stats struct {
 	// free slot or for the background bound.
 	Queued int
 	// Inline counts requests their caller ran itself with a system call:
-	// the idle fast path, the blocking backend, and NOP and fallocate on
-	// Linux AIO. They are in Ops too.
+	// the idle fast path, the blocking backend, and NOP, fallocate and
+	// unlink on Linux AIO. They are in Ops too.
 	Inline uint64
 	// Enters counts the loop's system calls into the kernel queue
 	// (io_uring_enter, or io_submit and io_getevents), and Sleeps those

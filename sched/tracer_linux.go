@@ -14,6 +14,7 @@ const (
 	SysFallocate
 	SysPreadv2  // a page-cache read with RWF_NOWAIT, on the caller's goroutine (ReadAtNowait)
 	SysPwritev2 // a page-cache write with RWF_NOWAIT (WriteAtNowait)
+	SysUnlinkat
 )
 
 // setDefaultTracer starts the process-wide scheduler (the one Default

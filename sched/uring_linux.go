@@ -112,6 +112,8 @@ func (q *uringQueue) prepare(r *request, slot uint32) (fixed bool) {
 		sqe.PrepFsync(int(r.fd), uring.IORING_FSYNC_DATASYNC)
 	case OpFallocate:
 		sqe.PrepFallocate(int(r.fd), r.mode, r.off, r.size)
+	case OpUnlink:
+		sqe.PrepUnlinkat(int(r.fd), r.buf, r.mode)
 	}
 	if r.op != OpNop && int(r.fd) < len(q.fileSlot) && r.fd >= 0 && q.fileSlot[r.fd] >= 0 {
 		sqe.Fd = q.fileSlot[r.fd]

@@ -107,12 +107,12 @@ func (q *uringQueue) recapWorkers() {
 }
 
 // mayBlock reports whether io_uring may hand op to a worker thread: an
-// fsync, a fallocate, a write that extends a file or goes through the page
-// cache. O_DIRECT reads complete without one (and buffered reads on ext4
+// fsync, a fallocate, an unlink (always), a write that extends a file or
+// goes through the page cache. O_DIRECT reads complete without one (and buffered reads on ext4
 // use the page cache's asynchronous wake-ups).
 func mayBlock(op Op) bool {
 	switch op {
-	case OpWrite, OpFsync, OpFdatasync, OpFallocate:
+	case OpWrite, OpFsync, OpFdatasync, OpFallocate, OpUnlink:
 		return true
 	}
 	return false

@@ -76,6 +76,14 @@ func (s *SQE) PrepFallocate(fd int, mode uint32, off, length int64) {
 	s.Addr = uint64(length)
 }
 
+// PrepUnlinkat prepares unlinkat(dirfd, path, flags) (Linux 5.11). path
+// is NUL-terminated, and must stay alive and unmoved until the request
+// completes.
+func (s *SQE) PrepUnlinkat(dirfd int, path []byte, flags uint32) {
+	s.prepRW(IORING_OP_UNLINKAT, dirfd, bufAddr(path), 0, 0)
+	s.OpFlags = flags
+}
+
 // PrepPollAdd prepares a one-shot poll of fd for events (unix.POLLIN...).
 func (s *SQE) PrepPollAdd(fd int, events uint32) {
 	s.prepRW(IORING_OP_POLL_ADD, fd, nil, 0, 0)

@@ -123,7 +123,13 @@ func (r *Ring) submit(waitNr uint32, timeout time.Duration) (int, error) {
 			argp, argsz = unsafe.Pointer(&r.arg), unsafe.Sizeof(r.arg)
 			flags |= IORING_ENTER_EXT_ARG
 		}
-		n, err := r.Enter(toSubmit, waitNr, flags, argp, argsz)
+		var n int
+		var err error
+		if waitNr == 0 && r.flags&IORING_SETUP_IOPOLL == 0 {
+			n, err = r.enterRaw(toSubmit, flags)
+		} else {
+			n, err = r.Enter(toSubmit, waitNr, flags, argp, argsz)
+		}
 		if r.flags&IORING_SETUP_SQPOLL == 0 && n > 0 {
 			submitted += n
 		}
@@ -150,6 +156,21 @@ func (r *Ring) submit(waitNr uint32, timeout time.Duration) (int, error) {
 // returned as is. Most owners want Submit and its variants instead.
 func (r *Ring) Enter(toSubmit, minComplete, flags uint32, arg unsafe.Pointer, argsz uintptr) (int, error) {
 	n, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(toSubmit), uintptr(minComplete), uintptr(flags), uintptr(arg), argsz)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
+}
+
+// enterRaw is Enter for a call that does not wait for completions,
+// made without telling the Go runtime it is in a system call. Submission
+// does not sleep: what would block goes to io_uring's workers. An
+// ordinary system call lets the runtime take the caller's P when the
+// thread is put aside on a busy CPU, and start another thread to run it;
+// for a goroutine locked to its thread, getting a P back then costs a
+// hand-off between threads as well.
+func (r *Ring) enterRaw(toSubmit, flags uint32) (int, error) {
+	n, _, errno := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(toSubmit), 0, uintptr(flags), 0, 0)
 	if errno != 0 {
 		return 0, errno
 	}

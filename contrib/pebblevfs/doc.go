@@ -3,7 +3,11 @@
 // logs are diskio Files (O_DIRECT where the filesystem allows, their I/O
 // batched by a diskio scheduler instead of blocking an OS thread each),
 // while directories, locks, MANIFEST, OPTIONS and marker files stay on
-// vfs.Default: they are small, rare and want the OS's semantics.
+// vfs.Default: they are small, rare and want the OS's semantics. Their
+// syncs, and every Remove, go through the scheduler too (fsync, and
+// unlinkat on io_uring's workers): each can wait for the disk for
+// milliseconds, and a thread blocked in a system call makes the Go
+// runtime start another to run Go code.
 //
 // How Pebble's File methods map onto diskio, and why:
 //
@@ -11,8 +15,10 @@
 //     block reads are unaligned: a block plus its 5-byte trailer at any
 //     offset) through aligned bounce buffers.
 //   - Write (sstables, blob files): gathered in an aligned 256 KiB buffer;
-//     a full buffer is written in the background (up to 4 in flight) while
-//     the next one fills, as the page cache's write-back would do; the rest
+//     a full buffer is written in the background (up to 4 pending, written
+//     one after another: ext4 serialises writes that extend a file, and
+//     each would hold an io_uring worker) while the next one fills, as the
+//     page cache's write-back would do; the rest
 //     is written at Sync, SyncData, SyncTo, ReadAt, WriteAt and Close.
 //     Every write is exact: diskio's File writes whole blocks O_DIRECT and
 //     a partial last block through the page cache, so nothing is padded,
@@ -26,6 +32,9 @@
 //     a data file was written from are kept after their write, up to
 //     FS.FreshBytes (default 256 MiB) for the whole FS, oldest out first,
 //     and serve the reads of that file once its writer has closed it.
+//     What it may hold adapts between 32 MiB and that limit: up by what it
+//     serves compactions, down by what gets and iterators read from the
+//     disk (the block cache it shares its memory with being too small).
 //     These are the compactions that take new tables as input, which
 //     bypass Pebble's block cache and which vfs.Default serves from the
 //     page cache; without them a 300,000-record load read 1.8 GiB back

@@ -20,7 +20,8 @@ import (
 type readFile struct {
 	f     *diskio.File
 	dev   vfs.DeviceID
-	fresh *freshFile // what the FS's fresh cache holds of the file, or nil
+	fresh *freshFile  // what the FS's fresh cache holds of the file, or nil
+	cache *freshCache // the FS's fresh cache, told of reads, or nil
 }
 
 var _ vfs.File = (*readFile)(nil)
@@ -36,7 +37,13 @@ func (r *readFile) Close() error                             { return r.f.Close(
 
 // ReadAt reads from the fresh cache what it holds, the rest from the file.
 func (r *readFile) ReadAt(p []byte, off int64) (int, error) {
-	return readFresh(r.fresh, p, off, r.f.ReadAt)
+	n, fresh, ghost, err := readFresh(r.fresh, p, off, r.f.ReadAt)
+	if ghost {
+		r.cache.servedBytes(n - fresh)
+	} else {
+		r.cache.missedRandom(n - fresh)
+	}
+	return n, err
 }
 
 func (r *readFile) SyncTo(length int64) (fullSync bool, err error) {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -25,6 +26,21 @@ import (
 // puts the blocks a flush writes into the block cache. Pebble's compaction
 // reads bypass its block cache, so the bytes are kept here, by file.
 //
+// What it may hold adapts between freshFloor and limit, as ARC divides a
+// cache between two kinds of use: its bytes are charged to the block
+// cache, so every byte it holds is a byte less for the blocks of Pebble's
+// gets and iterators. A compaction's read that it serves (sequential
+// readers, which bypass the block cache) is a disk read the share saved;
+// a get's or an iterator's read that goes to the disk is a block-cache
+// miss the share may have caused, unless it read a file the cache still
+// has an entry for, whose chunk it dropped: that miss says the share was
+// too small (ARC's ghost hits), and counts as served. The target moves by
+// the difference (bytes for bytes), and what is over it is dropped,
+// oldest first. So a
+// load, whose compactions read back what was just written, keeps up to
+// limit; short scans beside a few writes (YCSB E), whose misses the block
+// cache could have kept, give the memory back to the block cache.
+//
 // A file's entry is made when the FS creates it and is used by readers
 // only once the writer has closed it without error and no WriteAt changed
 // it: sstables and blob files are immutable from then on. Readers find it
@@ -34,11 +50,17 @@ type freshCache struct {
 	limit int64
 	share Reserver // the block cache the bytes held are charged to, or nil
 
-	mu    sync.Mutex
-	used  int64
-	live  int // chunks held
-	files map[fileKey]*freshFile
-	queue []*freshChunk // oldest first; chunks already dropped are skipped
+	// Evidence since the target last moved (see above): bytes served to
+	// sequential readers or read from dropped chunks, and bytes random
+	// readers read from the disk elsewhere.
+	served, missed atomic.Int64
+
+	mu     sync.Mutex
+	target int64 // in [min(freshFloor, limit), limit]
+	used   int64
+	live   int // chunks held
+	files  map[fileKey]*freshFile
+	queue  []*freshChunk // oldest first; chunks already dropped are skipped
 }
 
 type fileKey struct{ dev, ino uint64 }
@@ -77,7 +99,56 @@ func newFreshCache(limit int64, share Reserver) *freshCache {
 	if limit <= 0 {
 		return nil
 	}
-	return &freshCache{limit: limit, share: share, files: make(map[fileKey]*freshFile)}
+	return &freshCache{limit: limit, share: share, target: limit, files: make(map[fileKey]*freshFile)}
+}
+
+// freshFloor is the least the fresh cache's target falls to: the tables
+// written last stay, so that compactions reading them can show the share
+// is worth growing again.
+const freshFloor = 32 << 20
+
+// adaptEvery is how many bytes of misses a random reader gathers before
+// it moves the target (and drops what is over it) itself: without writes,
+// nothing else would.
+const adaptEvery = 1 << 20
+
+// servedBytes records n bytes the cache served a sequential reader, or
+// would have served any reader had it not dropped them.
+func (c *freshCache) servedBytes(n int) {
+	if c != nil && n > 0 {
+		c.served.Add(int64(n))
+	}
+}
+
+// missedRandom records n bytes a random reader read from the disk.
+func (c *freshCache) missedRandom(n int) {
+	if c == nil || n <= 0 {
+		return
+	}
+	if c.missed.Add(int64(n)) >= adaptEvery {
+		c.mu.Lock()
+		c.adaptLocked()
+		c.mu.Unlock()
+	}
+}
+
+// adaptLocked moves the target by the evidence gathered since it last
+// moved and drops what is over it, oldest first; c.mu is held.
+func (c *freshCache) adaptLocked() {
+	d := c.served.Swap(0) - c.missed.Swap(0)
+	c.target = min(max(c.target+d, min(freshFloor, c.limit)), c.limit)
+	for c.used > c.target && len(c.queue) > 0 {
+		old := c.queue[0]
+		c.queue[0] = nil
+		c.queue = c.queue[1:]
+		if old.b == nil {
+			continue // dropped already
+		}
+		old.file.mu.Lock()
+		old.file.chunks[old.idx] = nil
+		c.release(old)
+		old.file.mu.Unlock()
+	}
 }
 
 // keyOf returns the key of the file fi describes.
@@ -138,18 +209,7 @@ func (c *freshCache) add(ff *freshFile, off int64, b []byte) {
 	c.queue = append(c.queue, ch)
 	c.used += int64(len(b))
 	c.live++
-	for c.used > c.limit && len(c.queue) > 0 {
-		old := c.queue[0]
-		c.queue[0] = nil
-		c.queue = c.queue[1:]
-		if old.b == nil {
-			continue // dropped already
-		}
-		old.file.mu.Lock()
-		old.file.chunks[old.idx] = nil
-		c.release(old)
-		old.file.mu.Unlock()
-	}
+	c.adaptLocked()
 	// Files removed before their chunks' turn leave dropped entries
 	// behind; keep the queue within twice what it holds.
 	if len(c.queue) > 2*c.live+64 {
@@ -241,16 +301,17 @@ func (c *freshCache) dropLocked(ff *freshFile) {
 }
 
 // readAt copies the file's bytes at off into p for as long as the chunks
-// hold them, and returns how many it copied and whether it reached the
-// end of the file.
-func (ff *freshFile) readAt(p []byte, off int64) (n int, end bool) {
+// hold them, and returns how many it copied, whether it reached the end
+// of the file, and whether the cache has an entry for the file (its
+// writer's bytes past n were kept, and dropped since).
+func (ff *freshFile) readAt(p []byte, off int64) (n int, end, tracked bool) {
 	if ff == nil || off < 0 {
-		return 0, false
+		return 0, false, false
 	}
 	ff.mu.RLock()
 	defer ff.mu.RUnlock()
 	if !ff.sealed {
-		return 0, false
+		return 0, false, false
 	}
 	done := 0
 	for done < len(p) {
@@ -266,21 +327,22 @@ func (ff *freshFile) readAt(p []byte, off int64) (n int, end bool) {
 		}
 		done += copy(p[done:], b[in:])
 	}
-	return done, off+int64(done) >= ff.size
+	return done, off+int64(done) >= ff.size, true
 }
 
 // readFresh reads p at off from ff where it holds the bytes, and the rest
-// with read.
-func readFresh(ff *freshFile, p []byte, off int64, read func([]byte, int64) (int, error)) (int, error) {
-	n, end := ff.readAt(p, off)
+// with read. fromFresh is how many bytes came from ff; ghost says the rest
+// was read from a file the cache has an entry for.
+func readFresh(ff *freshFile, p []byte, off int64, read func([]byte, int64) (int, error)) (n, fromFresh int, ghost bool, err error) {
+	n, end, tracked := ff.readAt(p, off)
 	if n == len(p) {
-		return n, nil
+		return n, n, false, nil
 	}
 	if end {
-		return n, io.EOF
+		return n, n, false, io.EOF
 	}
 	m, err := read(p[n:], off+int64(n))
-	return n + m, err
+	return n + m, n, tracked, err
 }
 
 // stats returns the bytes held and the files with an entry.
@@ -291,4 +353,14 @@ func (c *freshCache) stats() (used int64, files int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.used, len(c.files)
+}
+
+// targetBytes returns what the cache may hold now.
+func (c *freshCache) targetBytes() int64 {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.target
 }

@@ -180,3 +180,54 @@ func TestFreshCacheSharesBlockCache(t *testing.T) {
 	require.NoError(t, fs.Remove(filepath.Join(dir, "000107.sst")))
 	require.Zero(t, share.n.Load())
 }
+
+// The share the fresh cache may hold shrinks as random readers miss (down
+// to freshFloor, dropping the oldest chunks) and grows back as it serves
+// sequential readers.
+func TestFreshCacheAdapts(t *testing.T) {
+	const limit = 64 << 20
+	c := newFreshCache(limit, nil)
+	ff := &freshFile{key: fileKey{1, 1}}
+	c.files[ff.key] = ff
+	chunk := func(i int) { c.add(ff, int64(i)*writeBuffer, make([]byte, writeBuffer)) }
+	n := 0
+	for ; n < limit/writeBuffer; n++ {
+		chunk(n)
+	}
+	used, _ := c.stats()
+	require.EqualValues(t, limit, used)
+
+	for range 40 {
+		c.missedRandom(1 << 20)
+	}
+	require.EqualValues(t, freshFloor, c.targetBytes())
+	used, _ = c.stats()
+	require.LessOrEqual(t, used, int64(freshFloor))
+	require.Nil(t, ff.chunks[0], "the oldest chunk goes first")
+	require.NotNil(t, ff.chunks[n-1])
+
+	// A read of a dropped chunk of a file the cache knows is a ghost
+	// hit; of a held chunk, a hit.
+	ff.sealed, ff.size = true, int64(n)*writeBuffer
+	disk := func(p []byte, off int64) (int, error) { return len(p), nil }
+	p := make([]byte, 4096)
+	got, fresh, ghost, err := readFresh(ff, p, 0, disk)
+	require.NoError(t, err)
+	require.Equal(t, []any{4096, 0, true}, []any{got, fresh, ghost})
+	got, fresh, ghost, err = readFresh(ff, p, int64(n-1)*writeBuffer, disk)
+	require.NoError(t, err)
+	require.Equal(t, []any{4096, 4096, false}, []any{got, fresh, ghost})
+	_, _, ghost, _ = readFresh(nil, p, 0, disk)
+	require.False(t, ghost)
+
+	c.servedBytes(16 << 20)
+	chunk(n)
+	require.EqualValues(t, freshFloor+16<<20, c.targetBytes())
+	c.servedBytes(1 << 30)
+	chunk(n + 1)
+	require.EqualValues(t, limit, c.targetBytes(), "never above the limit")
+
+	var nilCache *freshCache
+	nilCache.missedRandom(1 << 20)
+	nilCache.servedBytes(1 << 20)
+}

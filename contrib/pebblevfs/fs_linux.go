@@ -76,7 +76,9 @@ type FS struct {
 	// keeps in memory for the reads that follow (the compactions that
 	// take new tables as input; see freshCache). 0 means
 	// DefaultFreshBytes; a negative value keeps nothing. Buffered mode
-	// has the page cache.
+	// has the page cache. It is a limit: while gets and iterators miss
+	// the block cache more than compactions read from the fresh cache,
+	// it holds less, down to 32 MiB (see freshCache).
 	FreshBytes int64
 
 	// Cache, if set (to the pebble.Cache of pebble.Options.Cache), is the
@@ -90,6 +92,9 @@ type FS struct {
 
 	freshOnce sync.Once
 	fresh     *freshCache
+
+	schedOnce sync.Once
+	sched     *sched.Scheduler // the files' scheduler: removals and metadata syncs go through it too
 }
 
 // Reserver is the part of *pebble.Cache the FS uses: a reservation of
@@ -168,7 +173,8 @@ func kindOf(name string) kind {
 func (d *FS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
 	k := kindOf(name)
 	if k == other {
-		return d.FS.Create(name, category)
+		f, err := d.FS.Create(name, category)
+		return d.meta(f, name, false), err
 	}
 	flag := os.O_RDWR | os.O_CREATE | os.O_EXCL | d.extra(k)
 	f, err := d.open(name, k, flag, 0o666, writeClass(k))
@@ -209,9 +215,14 @@ func (d *FS) writer(f *diskio.File, k kind, created bool) (vfs.File, error) {
 	return newWriteFile(f, fi, cache), nil
 }
 
-// Remove removes name, and what the fresh cache holds of it.
+// Remove removes name, and what the fresh cache holds of it. The unlink
+// goes through the FS's scheduler (sched.Scheduler.Unlinkat): freeing a
+// table's blocks takes milliseconds, which would otherwise hold a thread.
 func (d *FS) Remove(name string) error {
 	d.freshCache().forget(name)
+	if s := d.scheduler(); s != nil {
+		return remove(s, name)
+	}
 	return d.FS.Remove(name)
 }
 
@@ -221,7 +232,8 @@ func (d *FS) Remove(name string) error {
 // buffered file.
 func (d *FS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
 	if kindOf(name) == other {
-		return d.FS.Open(name, opts...)
+		f, err := d.FS.Open(name, opts...)
+		return d.meta(f, name, false), err
 	}
 	class := sched.Latency // an iterator's or a get's reads
 	for _, o := range opts {
@@ -240,7 +252,8 @@ func (d *FS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
 	}
 	r := readFile{f: f, dev: fi.DeviceID()}
 	if f.Direct() {
-		r.fresh = d.freshCache().lookup(fi)
+		r.cache = d.freshCache()
+		r.fresh = r.cache.lookup(fi)
 	}
 	var file vfs.File = &r
 	for _, o := range opts {
@@ -258,7 +271,8 @@ func (d *FS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
 func (d *FS) OpenReadWrite(name string, category vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
 	k := kindOf(name)
 	if k == other {
-		return d.FS.OpenReadWrite(name, category, opts...)
+		f, err := d.FS.OpenReadWrite(name, category, opts...)
+		return d.meta(f, name, false), err
 	}
 	f, err := d.open(name, k, os.O_RDWR|os.O_CREATE|d.extra(k), 0o666, writeClass(k))
 	if err != nil {
@@ -280,7 +294,8 @@ func (d *FS) OpenReadWrite(name string, category vfs.DiskWriteCategory, opts ...
 func (d *FS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
 	k := kindOf(newname)
 	if k == other {
-		return d.FS.ReuseForWrite(oldname, newname, category)
+		f, err := d.FS.ReuseForWrite(oldname, newname, category)
+		return d.meta(f, newname, false), err
 	}
 	if err := os.Rename(oldname, newname); err != nil {
 		return nil, err

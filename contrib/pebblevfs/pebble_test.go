@@ -138,12 +138,14 @@ func testPebbleRoundTrip(t *testing.T, mode Mode) {
 
 	// The data went through the diskio scheduler. In buffered mode, reads
 	// and writes the page cache serves complete on the caller (RWF_NOWAIT)
-	// and may never reach the scheduler; syncs always do.
-	want := []sched.Op{sched.OpRead, sched.OpWrite, sched.OpFdatasync}
+	// and may never reach the scheduler; syncs always do, and so do the
+	// syncs of the MANIFEST and the directory (fsync) and the removal of
+	// obsolete files (unlink), which vfs.Default would make on the caller.
+	want := []sched.Op{sched.OpRead, sched.OpWrite, sched.OpFdatasync, sched.OpFsync, sched.OpUnlink}
 	if mode == Buffered {
-		want = []sched.Op{sched.OpFdatasync}
+		want = []sched.Op{sched.OpFdatasync, sched.OpFsync, sched.OpUnlink}
 	}
-	for _, op := range []sched.Op{sched.OpRead, sched.OpWrite, sched.OpFdatasync} {
+	for _, op := range []sched.Op{sched.OpRead, sched.OpWrite, sched.OpFdatasync, sched.OpFsync, sched.OpUnlink} {
 		t.Logf("%s requests: %d", op, ops.n[op].Load())
 	}
 	for _, op := range want {

@@ -49,7 +49,12 @@ func newSeqFile(r readFile, depth int) *seqFile {
 // ReadAt returns len(p) bytes at off, or fewer with io.EOF at end of file.
 // What the fresh cache holds is copied from there and starts no stream.
 func (s *seqFile) ReadAt(p []byte, off int64) (int, error) {
-	return readFresh(s.fresh, p, off, s.readAt)
+	n, fresh, ghost, err := readFresh(s.fresh, p, off, s.readAt)
+	if ghost {
+		fresh = n
+	}
+	s.cache.servedBytes(fresh)
+	return n, err
 }
 
 func (s *seqFile) readAt(p []byte, off int64) (int, error) {

@@ -21,7 +21,11 @@ const writeBuffer = 256 << 10
 const unit = 4096
 
 // writeBehind is how many full buffers of a data file may be on their way
-// to the disk while the next one fills.
+// to the disk while the next one fills. They are written one after
+// another: each extends the file, and ext4 runs a write that extends a
+// file under the inode's exclusive lock until its data is on the disk,
+// on one of io_uring's worker threads (io-wq). Sent together, the writes
+// of one file took as many workers, all but one waiting for that lock.
 const writeBehind = 4
 
 // writeFile is a direct data file (sstable, blob) written front to back:
@@ -82,15 +86,28 @@ func (w *writeFile) Write(p []byte) (int, error) {
 	return done, nil
 }
 
-// behind writes the full buffer in the background and moves the window
-// on, waiting for the oldest write when writeBehind of them are in
-// flight: a compaction goes on filling the next 256 KiB while the last one
-// travels to the disk.
+// behind writes the full buffer in the background, after the ones before
+// it, and moves the window on, waiting for the oldest write when
+// writeBehind of them are pending: a compaction goes on filling the next
+// 256 KiB while the last ones travel to the disk.
 func (w *writeFile) behind() error {
 	pw := &pendingWrite{buf: w.buf, done: make(chan struct{})}
 	data, off := w.buf[w.flushed:], w.base+int64(w.flushed)
 	base, ff := w.base, w.fresh
+	var prev *pendingWrite
+	if len(w.pending) > 0 {
+		prev = w.pending[len(w.pending)-1]
+	}
 	go func() {
+		if prev != nil {
+			if <-prev.done; prev.err != nil {
+				// The file's contents are unknown after it: write
+				// nothing more.
+				pw.err = prev.err
+				close(pw.done)
+				return
+			}
+		}
 		_, pw.err = w.f.WriteAt(data, off)
 		if pw.err == nil && ff != nil {
 			w.cache.add(ff, base, pw.buf)

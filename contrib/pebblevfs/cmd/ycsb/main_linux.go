@@ -42,6 +42,7 @@ type config struct {
 	backend     string
 	tracer      string
 	cpuprofile  string
+	exectrace   string
 	keep        bool
 	load        bool
 	mode        string
@@ -61,7 +62,7 @@ func main() {
 	flag.Int64Var(&cacheMiB, "cache", 64, "Pebble block cache, MiB")
 	flag.Int64Var(&diskioCacheMiB, "diskio-cache", -1, "block cache for the diskio database in direct mode, MiB (default: -cache); buffered mode keeps the page cache and gets -cache")
 	flag.StringVar(&c.workloads, "workloads", "A,B,C,D,E,F", "workloads to run, in order (A-F; U is A with uniform keys)")
-	flag.StringVar(&c.fss, "fs", "default,diskio", "file systems, alternated within each workload: default, mem (vfs.NewMem: no disk at all, the floor of threads and CPU; each phase loads its own database first, unmeasured), or diskio with any of the suffixes -direct, -buffered (else -mode), -dsync (WAL files O_DSYNC: FS.WALDSync), -raN (N reads in flight for sequential reads: FS.ReadAhead), -freshN (FS.FreshBytes in MiB, taken from the direct block cache; fresh0 keeps nothing), -waldirect (WAL files O_DIRECT: FS.WALDirect), -wqN (io_uring workers capped at N: sched.Options.IOWQMaxWorkers), -apart (direct: the fresh cache beside a block cache smaller by FreshBytes, instead of reserving its bytes in the block cache: FS.Cache), -noclasses (every file unclassified: FS.NoClasses), e.g. diskio-direct-ra1")
+	flag.StringVar(&c.fss, "fs", "default,diskio", "file systems, alternated within each workload: default, mem (vfs.NewMem: no disk at all, the floor of threads and CPU; each phase loads its own database first, unmeasured), or diskio with any of the suffixes -direct, -buffered (else -mode), -dsync (WAL files O_DSYNC: FS.WALDSync), -raN (N reads in flight for sequential reads: FS.ReadAhead), -freshN (FS.FreshBytes in MiB, taken from the direct block cache; fresh0 keeps nothing), -waldirect (WAL files O_DIRECT: FS.WALDirect), -wqN (io_uring workers capped at N: sched.Options.IOWQMaxWorkers), -apart (direct: the fresh cache beside a block cache smaller by FreshBytes, instead of reserving its bytes in the block cache: FS.Cache), -noclasses (every file unclassified: FS.NoClasses), -noinline (the scheduler makes no request on its caller's thread: sched.Options.NoInline), e.g. diskio-direct-ra1")
 	flag.StringVar(&c.mode, "mode", "direct", "pebblevfs mode of the diskio file system: direct (Pebble's block cache is the cache) or buffered (the page cache kept)")
 	flag.IntVar(&c.rounds, "rounds", 1, "times to repeat the load and the workloads (loading afresh each round)")
 	flag.BoolVar(&c.sync, "sync", true, "commit updates and inserts with pebble.Sync (as Pebble's own ycsb does)")
@@ -69,6 +70,7 @@ func main() {
 	flag.StringVar(&c.backend, "backend", "", "diskio scheduler backend: uring, aio, blocking (default: automatic)")
 	flag.StringVar(&c.tracer, "tracer", "", "sched.Tracer for the diskio phases: summary (per-request timing), or another registered one as NAME=ARG")
 	flag.StringVar(&c.cpuprofile, "cpuprofile", "", "directory to write a CPU profile of each phase to")
+	flag.StringVar(&c.exectrace, "exectrace", "", "directory to write a Go execution trace (runtime/trace) of each phase to, from the database's opening: which system calls held threads, when the runtime started them")
 	flag.BoolVar(&c.keep, "keep", false, "keep the databases after the run")
 	flag.BoolVar(&c.load, "load", true, "load the databases first (false: reuse the ones a -keep run left in -dir)")
 	flag.StringVar(&c.child, "child", "", "internal: run one phase, FS/WORKLOAD")
@@ -111,8 +113,11 @@ func run(c config) error {
 	if _, err := pebblevfs.ParseMode(c.mode); err != nil {
 		return err
 	}
-	if c.cpuprofile != "" {
-		if err := os.MkdirAll(c.cpuprofile, 0o755); err != nil {
+	for _, d := range []string{c.cpuprofile, c.exectrace} {
+		if d == "" {
+			continue
+		}
+		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}
 	}
@@ -225,9 +230,10 @@ type fsConfig struct {
 	apart     bool  // the fresh cache beside the block cache, not in it
 	walDirect bool
 	noClasses bool // pebblevfs.FS.NoClasses: every file unclassified
+	noInline  bool // sched.Options.NoInline: no request on its caller's thread
 }
 
-// parseFS parses "diskio[-direct|-buffered][-dsync][-raN][-freshN][-waldirect][-wqN][-apart][-noclasses]";
+// parseFS parses "diskio[-direct|-buffered][-dsync][-raN][-freshN][-waldirect][-wqN][-apart][-noclasses][-noinline]";
 // mode is -mode's.
 func parseFS(name string, mode pebblevfs.Mode) (fsConfig, error) {
 	parts := strings.Split(name, "-")
@@ -236,7 +242,7 @@ func parseFS(name string, mode pebblevfs.Mode) (fsConfig, error) {
 		return c, nil
 	}
 	if parts[0] != "diskio" {
-		return c, fmt.Errorf("unknown -fs %q: default, mem, or diskio with suffixes -direct, -buffered, -dsync, -raN, -freshN, -waldirect, -wqN, -apart, -noclasses", name)
+		return c, fmt.Errorf("unknown -fs %q: default, mem, or diskio with suffixes -direct, -buffered, -dsync, -raN, -freshN, -waldirect, -wqN, -apart, -noclasses, -noinline", name)
 	}
 	for _, p := range parts[1:] {
 		switch {
@@ -258,6 +264,8 @@ func parseFS(name string, mode pebblevfs.Mode) (fsConfig, error) {
 			c.walDirect = true
 		case p == "noclasses":
 			c.noClasses = true
+		case p == "noinline":
+			c.noInline = true
 		case strings.HasPrefix(p, "fresh"):
 			n, err := strconv.ParseInt(p[5:], 10, 64)
 			if err != nil || n < 0 {
@@ -274,7 +282,7 @@ func parseFS(name string, mode pebblevfs.Mode) (fsConfig, error) {
 			}
 			c.readAhead = n
 		default:
-			return c, fmt.Errorf("-fs %q: unknown suffix %q (have direct, buffered, dsync, raN, freshN, waldirect, wqN, apart, noclasses)", name, p)
+			return c, fmt.Errorf("-fs %q: unknown suffix %q (have direct, buffered, dsync, raN, freshN, waldirect, wqN, apart, noclasses, noinline)", name, p)
 		}
 	}
 	return c, nil

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,6 +59,19 @@ type opStats struct {
 func runChild(c config) error {
 	fsName, wname, _ := strings.Cut(c.child, "/")
 	dir := filepath.Join(c.dir, "ycsb-pebble", fsName)
+	if c.exectrace != "" {
+		// From the start: threads the database's opening starts count
+		// in the phase's peak too.
+		f, err := os.Create(filepath.Join(c.exectrace, fsName+"-"+wname+".trace"))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			return err
+		}
+		defer trace.Stop()
+	}
 	cacheSize := c.cache
 	opts := &pebble.Options{Logger: quietLogger{}, FS: vfs.Default}
 	mem := fsName == "mem"
@@ -81,7 +95,7 @@ func runChild(c config) error {
 		if err != nil {
 			return err
 		}
-		so := sched.Options{Backend: sched.Backend(c.backend), IOWQMaxWorkers: fc.workers}
+		so := sched.Options{Backend: sched.Backend(c.backend), IOWQMaxWorkers: fc.workers, NoInline: fc.noInline}
 		if tr != nil {
 			so.Tracer = tr
 		}
