@@ -17,7 +17,11 @@
 //     (preadv2 RWF_NOWAIT); only a miss goes to the scheduler, where many
 //     connections' misses are in flight at once from one thread. A full
 //     disk (ENOSPC) is SQLITE_FULL; EIO, ERANGE and ENXIO on a read are
-//     SQLITE_IOERR_CORRUPTFS, as in SQLite's unix VFS.
+//     SQLITE_IOERR_CORRUPTFS, as in SQLite's unix VFS. A WAL frame's two
+//     writes (its 24-byte header, then the page) are one: the header is
+//     held until the page's write continues it, and written before any
+//     other use of the file (walwrite_linux.go says why no reader can
+//     tell).
 //   - xSync: File.Datasync (fdatasync) for SQLITE_SYNC_NORMAL and
 //     SQLITE_SYNC_DATAONLY, which is every sync at SQLite's default
 //     settings and what SQLite's unix VFS issues on Linux; File.Sync
@@ -27,11 +31,14 @@
 //     its directory, and deleting a journal with SQLite's syncDir flag
 //     syncs the directory: fdatasync of the directory through the
 //     scheduler, as SQLite's unix VFS does on Linux.
-//   - xFileSize: the kernel's size (other processes change it).
+//   - xFileSize: the kernel's size (other processes change it), by
+//     lseek(SEEK_END) as a raw system call (it cannot sleep), so that the
+//     Go runtime starts no thread for it.
 //   - xLock, xUnlock, xCheckReservedLock: SQLite's lock protocol on the
 //     database file's PENDING, RESERVED and SHARED bytes (offset 1 GiB),
 //     with open file description locks (F_OFD_SETLK) on the diskio File's
-//     descriptor, as ncruces' default VFS takes them: connections in one
+//     descriptor, as ncruces' default VFS takes them (the calls that
+//     cannot wait are raw system calls, as xFileSize's): connections in one
 //     process exclude each other, and so do processes using this VFS,
 //     ncruces' default VFS, or SQLite's C library.
 //   - xShmMap, xShmLock (WAL mode): the -shm file mapped into every
