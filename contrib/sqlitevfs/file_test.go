@@ -163,3 +163,28 @@ func TestWALFrameJoined(t *testing.T) {
 	write(journal, []byte{0, 0, 0, 1}, 0)
 	check("journal", jpath, []byte{0, 0, 0, 1})
 }
+
+// The first sync of a journal the connection created also flushes its
+// directory (both before Sync returns); later syncs flush the file alone.
+func TestJournalSyncsDirectoryOnce(t *testing.T) {
+	s, ops := tracedScheduler(t)
+	v := New(Options{Scheduler: s})
+	path := filepath.Join(t.TempDir(), "d.db-journal")
+	f, _, err := v.Open(path, vfs.OPEN_MAIN_JOURNAL|vfs.OPEN_READWRITE|vfs.OPEN_CREATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for i, want := range []int64{2, 1, 1} {
+		before := ops.count("fdatasync")
+		if _, err := f.WriteAt([]byte("record"), int64(i)*512); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Sync(vfs.SYNC_NORMAL); err != nil {
+			t.Fatal(err)
+		}
+		if got := ops.count("fdatasync") - before; got != want {
+			t.Errorf("sync %d: %d fdatasyncs, want %d (the file%s)", i+1, got, want, map[bool]string{true: " and its directory"}[want == 2])
+		}
+	}
+}
