@@ -85,6 +85,7 @@ func (s *Scheduler) run(b Backend, opts Options, ready chan<- error) {
 	if uq != nil {
 		s.setupFixed(uq, opts)
 		s.workers = uq.capWorkers(opts.IOWQMaxWorkers)
+		s.ringUnlink = uq.unlinkat
 	}
 	if opts.Faults != nil {
 		q = newFaultQueue(q, opts.Entries+1, opts.Faults)

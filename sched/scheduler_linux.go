@@ -46,7 +46,7 @@ type Scheduler struct {
 	noInline bool
 	tracer   Tracer
 
-	noUnlinkat atomic.Bool   // the ring refused IORING_OP_UNLINKAT (Unlinkat)
+	ringUnlink bool          // the ring has IORING_OP_UNLINKAT (Unlinkat); set before New returns
 	faults     FaultInjector // Options.Faults, for the page-cache attempts (nowait_linux.go)
 
 	// clock says requests are timed: for the statistics, or a Tracer.

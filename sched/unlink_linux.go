@@ -17,25 +17,20 @@ import (
 // threads, as an fsync does: removing a file's last name frees its
 // blocks, which takes a large file milliseconds (more on a filesystem
 // mounted with discard), and as a system call would hold a thread of the
-// caller's process as long. Where the ring has no such operation, and on
+// caller's process as long. Where the ring has no such operation (the
+// opcode probe New makes says so), and on
 // the other backends, it is the system call on the caller.
 func (s *Scheduler) Unlinkat(dirfd int, path string, flags int) error {
 	if strings.IndexByte(path, 0) >= 0 {
 		return unix.EINVAL
 	}
-	if s.backend == URing && !s.noUnlinkat.Load() {
+	if s.backend == URing && s.ringUnlink {
 		r := getRequest()
 		r.op, r.fd, r.mode = OpUnlink, int32(dirfd), uint32(flags)
 		r.buf = append(make([]byte, 0, len(path)+1), path...)
 		r.buf = append(r.buf, 0)
 		_, err := s.do(r)
-		if err != unix.EINVAL {
-			return err
-		}
-		// A kernel without IORING_OP_UNLINKAT refuses the opcode with
-		// EINVAL; unlinkat(2) says EINVAL only for flags it does not
-		// know, and says it again below.
-		s.noUnlinkat.Store(true)
+		return err
 	}
 	for {
 		err := unix.Unlinkat(dirfd, path, flags)

@@ -29,6 +29,8 @@ type uringQueue struct {
 	maxWorkers uring.MaxWorkers // the cap on io-wq workers, zero when none
 
 	prio [NumClasses]uint16 // ioprio of each class's reads and writes (ClassOptions)
+
+	unlinkat bool // the kernel has IORING_OP_UNLINKAT (Linux 5.11)
 }
 
 func newUringQueue(entries uint32, flags uint32, tracer Tracer) (*uringQueue, error) {
@@ -38,7 +40,8 @@ func newUringQueue(entries uint32, flags uint32, tracer Tracer) (*uringQueue, er
 	if err != nil {
 		return nil, err
 	}
-	if err := checkOps(r); err != nil {
+	probe, err := checkOps(r)
+	if err != nil {
 		r.Close()
 		return nil, err
 	}
@@ -47,7 +50,8 @@ func newUringQueue(entries uint32, flags uint32, tracer Tracer) (*uringQueue, er
 		r.Close()
 		return nil, err
 	}
-	return &uringQueue{tracer: tracer, ring: r, cqes: make([]uring.CQE, 2*entries), wakeBuf: wake}, nil
+	return &uringQueue{tracer: tracer, ring: r, cqes: make([]uring.CQE, 2*entries), wakeBuf: wake,
+		unlinkat: probe.Supported(uring.IORING_OP_UNLINKAT)}, nil
 }
 
 // neededOps are the opcodes the loop submits: a ring without one of them
@@ -57,11 +61,11 @@ var neededOps = [...]uring.Op{uring.IORING_OP_NOP, uring.IORING_OP_READ, uring.I
 	uring.IORING_OP_READ_FIXED, uring.IORING_OP_WRITE_FIXED, uring.IORING_OP_FSYNC, uring.IORING_OP_FALLOCATE}
 
 // checkOps asks the kernel (IORING_REGISTER_PROBE, Linux 5.6) whether it
-// implements every opcode in neededOps.
-func checkOps(r *uring.Ring) error {
+// implements every opcode in neededOps, and returns its answer.
+func checkOps(r *uring.Ring) (*uring.Probe, error) {
 	p, err := r.Probe()
 	if err != nil {
-		return fmt.Errorf("%w (io_uring before Linux 5.6 lacks the READ and WRITE opcodes)", err)
+		return nil, fmt.Errorf("%w (io_uring before Linux 5.6 lacks the READ and WRITE opcodes)", err)
 	}
 	var missing []string
 	for _, op := range neededOps {
@@ -70,9 +74,9 @@ func checkOps(r *uring.Ring) error {
 		}
 	}
 	if missing != nil {
-		return fmt.Errorf("io_uring lacks opcodes %s", strings.Join(missing, ", "))
+		return nil, fmt.Errorf("io_uring lacks opcodes %s", strings.Join(missing, ", "))
 	}
-	return nil
+	return p, nil
 }
 
 func (q *uringQueue) sqe() *uring.SQE {
