@@ -18,8 +18,8 @@ import (
 // blocks, which takes a large file milliseconds (more on a filesystem
 // mounted with discard), and as a system call would hold a thread of the
 // caller's process as long. Where the ring has no such operation (the
-// opcode probe New makes says so), and on
-// the other backends, it is the system call on the caller.
+// opcode probe New makes says so), and on the other backends, it is the
+// system call on the caller.
 func (s *Scheduler) Unlinkat(dirfd int, path string, flags int) error {
 	if strings.IndexByte(path, 0) >= 0 {
 		return unix.EINVAL
