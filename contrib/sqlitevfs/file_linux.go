@@ -94,20 +94,34 @@ func (f *file) ReadAt(p []byte, off int64) (int, error) {
 // failure SQLITE_IOERR_WRITE. A WAL's frame header is written together
 // with its page (walwrite_linux.go).
 func (f *file) WriteAt(p []byte, off int64) (int, error) {
-	if f.hold(p, off) {
-		return len(p), nil
-	}
-	if n, err, ok := f.writeJoined(p, off); ok {
-		return n, writeError(err)
-	}
-	if err := f.flushHeld(); err != nil {
-		return 0, err
+	if len(f.held) > 0 && off != f.heldEnd() {
+		if err := f.flushHeld(); err != nil {
+			return 0, err
+		}
 	}
 	if f.hold(p, off) {
 		return len(p), nil
 	}
-	n, err := f.f.WriteAt(p, off)
+	var n int
+	var err error
+	if len(f.held) > 0 {
+		n, err = f.writeJoined(p)
+	} else {
+		n, err = f.f.WriteAt(p, off)
+	}
 	return n, writeError(err)
+}
+
+// writeError maps a failed write as SQLite's unix VFS does: a full disk
+// (ENOSPC) is SQLITE_FULL, anything else SQLITE_IOERR_WRITE.
+func writeError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, syscall.ENOSPC):
+		return vfs.SystemError(err, sqlite3.FULL)
+	}
+	return vfs.SystemError(err, sqlite3.IOERR_WRITE)
 }
 
 // Truncate sets the file's size.

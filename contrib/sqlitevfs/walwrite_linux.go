@@ -2,14 +2,6 @@
 
 package sqlitevfs
 
-import (
-	"errors"
-	"syscall"
-
-	"github.com/ncruces/go-sqlite3"
-	"github.com/ncruces/go-sqlite3/vfs"
-)
-
 // WAL frames in one write.
 //
 // SQLite writes each WAL frame as two writes: its 24-byte header, then
@@ -33,14 +25,11 @@ import (
 const heldMax = 32
 
 // hold reports whether the write of p at off is held back (copied; p is
-// SQLite's memory): a write to a WAL of at most heldMax bytes, when
-// nothing is held or the held bytes end where it starts (a new WAL's
-// header, then its first frame's), up to 2*heldMax held.
+// SQLite's memory): a write to a WAL of at most heldMax bytes, up to
+// 2*heldMax held (a new WAL's header, then its first frame's). Nothing is
+// held, or the held bytes end at off.
 func (f *file) hold(p []byte, off int64) bool {
 	if !f.wal || len(p) > heldMax || len(f.held)+len(p) > 2*heldMax {
-		return false
-	}
-	if len(f.held) > 0 && off != f.heldOff+int64(len(f.held)) {
 		return false
 	}
 	if len(f.held) == 0 {
@@ -50,18 +39,17 @@ func (f *file) hold(p []byte, off int64) bool {
 	return true
 }
 
-// writeJoined writes p at off after the held bytes that end at off, in
-// one write, and reports how much of p it wrote. ok is false if nothing
-// is held there: the caller writes p itself.
-func (f *file) writeJoined(p []byte, off int64) (n int, err error, ok bool) {
-	if len(f.held) == 0 || off != f.heldOff+int64(len(f.held)) {
-		return 0, nil, false
-	}
+// heldEnd is where the held bytes end.
+func (f *file) heldEnd() int64 { return f.heldOff + int64(len(f.held)) }
+
+// writeJoined writes the held bytes and p, which continues them, in one
+// write, and reports how much of p it wrote.
+func (f *file) writeJoined(p []byte) (int, error) {
 	f.joined = append(append(f.joined[:0], f.held...), p...)
 	h := len(f.held)
 	f.held = f.held[:0]
 	m, err := f.f.WriteAt(f.joined, f.heldOff)
-	return max(0, m-h), err, true
+	return max(0, m-h), err
 }
 
 // flushHeld writes the held bytes, if any, before the file is used
@@ -74,16 +62,4 @@ func (f *file) flushHeld() error {
 	_, err := f.f.WriteAt(f.held, f.heldOff)
 	f.held = f.held[:0]
 	return writeError(err)
-}
-
-// writeError maps a failed write as SQLite's unix VFS does: a full disk
-// (ENOSPC) is SQLITE_FULL, anything else SQLITE_IOERR_WRITE.
-func writeError(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, syscall.ENOSPC):
-		return vfs.SystemError(err, sqlite3.FULL)
-	}
-	return vfs.SystemError(err, sqlite3.IOERR_WRITE)
 }
