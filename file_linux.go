@@ -113,14 +113,19 @@ func OpenFile(name string, flag int, perm fs.FileMode, opts ...Option) (*File, e
 // default one if none).
 func fileOptions(name string, opts []Option) (options, *sched.Scheduler, error) {
 	o := applyOptions(opts)
-	s := o.sched
-	if s == nil {
-		var err error
-		if s, err = sched.Default(); err != nil {
-			return o, nil, &fs.PathError{Op: "open", Path: name, Err: err}
-		}
+	s, err := o.scheduler()
+	if err != nil {
+		return o, nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	return o, s, nil
+}
+
+// scheduler is the one WithScheduler named, else the process-wide one.
+func (o *options) scheduler() (*sched.Scheduler, error) {
+	if o.sched != nil {
+		return o.sched, nil
+	}
+	return sched.Default()
 }
 
 // newFile makes the File for osf, a regular file opened with flag (fl

@@ -2,11 +2,7 @@
 
 package diskio
 
-import (
-	"io/fs"
-
-	"github.com/diskio-go/diskio/sched"
-)
+import "github.com/diskio-go/diskio/sched"
 
 type platformOptions struct {
 	sched  *sched.Scheduler
@@ -32,9 +28,6 @@ func WithScheduler(s *sched.Scheduler) Option { return func(o *options) { o.sche
 // its Files (directory syncs, removals) can send it through the same
 // scheduler.
 func SchedulerOf(opts ...Option) (*sched.Scheduler, error) {
-	_, s, err := fileOptions("", opts)
-	if err != nil {
-		return nil, err.(*fs.PathError).Err
-	}
-	return s, nil
+	o := applyOptions(opts)
+	return o.scheduler()
 }
