@@ -160,16 +160,17 @@ func (b *Batch) SetClass(c Class) { b.class, b.classGiven = c%NumClasses, true }
 // classPolicy is the loop's side of ClassOptions.
 type classPolicy struct {
 	on        bool
-	goal      int64 // ns
-	hold      int64 // ns
-	min, max  int   // the bound's range
-	bound     int   // × 256: background requests in flight while latency work is about
-	ewma      int64 // background device time under the bound, ns; 0 before the first
-	samples   int   // since the bound last moved
-	bgIn      int   // background requests in the kernel
-	latIn     int   // latency requests in the kernel
-	latQueued int   // latency requests taken from incoming, not yet submitted
-	latLast   int64 // Now of the last latency completion
+	goal      int64          // ns
+	hold      int64          // ns
+	min, max  int            // the bound's range
+	bound     int            // × 256: background requests in flight while latency work is about
+	ewma      int64          // background device time under the bound, ns; 0 before the first
+	samples   int            // since the bound last moved
+	bgIn      int            // background requests in the kernel
+	latIn     int            // latency requests in the kernel
+	latQueued int            // latency requests taken from incoming, not yet submitted
+	latLast   int64          // Now of the last latency completion
+	callers   *callerLatency // latency requests on their callers (caller_linux.go)
 
 	held, heldLast *request // background requests waiting for the bound, oldest first
 }
@@ -202,10 +203,20 @@ func (o ClassOptions) prios() [NumClasses]uint16 {
 	return o.Ioprio
 }
 
-// latencyWaits reports whether latency work is queued, in flight, or
-// completed less than Hold ago (as of now).
+// latencyWaits reports whether latency work is queued, in flight (in the
+// kernel or on a caller), or completed less than Hold ago (as of now).
 func (p *classPolicy) latencyWaits(now int64) bool {
-	return p.latIn+p.latQueued > 0 || p.latLast != 0 && now-p.latLast < p.hold
+	if p.latIn+p.latQueued > 0 {
+		return true
+	}
+	last := p.latLast
+	if c := p.callers; c != nil {
+		if c.n.Load() > 0 {
+			return true
+		}
+		last = max(last, c.last.Load())
+	}
+	return last != 0 && now-last < p.hold
 }
 
 // limit is how many background requests may be in flight now.

@@ -17,25 +17,29 @@ func (s *Scheduler) traceRequest(r *request, inline bool) {
 // do runs r through the scheduler and waits for its completion.
 func (s *Scheduler) do(r *request) (int, error) {
 	c, queue := s.admit(r)
-	if queue {
-		switch {
-		case s.backend == AIO && (r.op == OpNop || r.op == OpFallocate || r.op == OpUnlink):
-			// AIO has no such opcodes: run them here, as os.File would.
-			s.runInline(r)
+	if !queue {
+		return c.Wait()
+	}
+	if s.backend == AIO && (r.op == OpNop || r.op == OpFallocate || r.op == OpUnlink) {
+		// AIO has no such opcodes: run them here, as os.File would.
+		s.runInline(r)
+		c.inline = true
+		return c.Wait()
+	}
+	if !s.noInline && (s.active.Load() == 0 || s.latencyOnCaller(r)) {
+		// On the caller's thread (caller_linux.go), if a place is free.
+		if p := s.takePlace(); p != nil {
+			s.runAt(p, r)
 			c.inline = true
-		case !s.noInline && s.active.Load() == 0 && s.enterInline():
-			s.runInline(r)
-			s.inline.Add(-1)
-			c.inline = true
-		default:
-			s.send(r)
+			return c.Wait()
 		}
 	}
+	s.send(r)
 	return c.Wait()
 }
 
 // runInline runs r on its caller with blocking system calls, and records
-// it.
+// it: the blocking backend's requests, and the operations AIO lacks.
 func (s *Scheduler) runInline(r *request) {
 	if !s.statsOn {
 		blockingDo(r, s.tracer)
@@ -50,26 +54,13 @@ func (s *Scheduler) runInline(r *request) {
 	s.stats.done(r, start, start, Now())
 }
 
-// maxInline is how many requests may take the idle fast path at once.
-// Each holds an OS thread in pread, as os.File would, so it must stay a
+// maxInline is how many requests may run on their callers at once
+// (caller_linux.go). Each holds an OS thread in pread, as os.File would, so it must stay a
 // small constant: two lets a pair of goroutines run at os.File's speed
 // (one alone made the second cross threads three times: 0.4x os.File at
 // 2 goroutines, against 0.8-0.9x with two; four gained little more and
 // cost two more threads).
 const maxInline = 2
-
-// enterInline takes one of the idle fast path's places, if one is free.
-func (s *Scheduler) enterInline() bool {
-	for {
-		n := s.inline.Load()
-		if n >= maxInline {
-			return false
-		}
-		if s.inline.CompareAndSwap(n, n+1) {
-			return true
-		}
-	}
-}
 
 // ReadAt reads len(p) bytes at off from fd, resubmitting short reads until
 // p is full or the file ends (then n < len(p) and err is nil). p must stay

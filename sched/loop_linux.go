@@ -110,6 +110,7 @@ func (s *Scheduler) run(b Backend, opts Options, ready chan<- error) {
 	}
 	l.slowNs, l.slowCh = int64(s.slowThreshold), s.slowCh
 	l.cls = newClassPolicy(opts.Classes, n)
+	l.cls.callers = &s.callerLat
 	for i := range l.free {
 		l.free[i] = uint32(n - 1 - i)
 	}

@@ -40,11 +40,14 @@ type Scheduler struct {
 	efdOpen  bool
 
 	// active counts requests handed to the loop and not yet returned;
-	// inline counts the callers on the idle fast path (at most maxInline).
-	active   atomic.Int64
-	inline   atomic.Int32
-	noInline bool
-	tracer   Tracer
+	// places are where requests run on their callers (caller_linux.go),
+	// callerLat what the class policy learns of the latency-class ones.
+	active       atomic.Int64
+	places       [maxInline]callerPlace
+	callerLat    callerLatency
+	noInline     bool
+	syncOnCaller bool // latency-class syncs run on their callers
+	tracer       Tracer
 
 	ringUnlink bool          // the ring has IORING_OP_UNLINKAT (Unlinkat); set before New returns
 	faults     FaultInjector // Options.Faults, for the page-cache attempts (nowait_linux.go)
@@ -128,6 +131,7 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 	}
 	s := &Scheduler{backend: b, exited: make(chan struct{}), noInline: opts.NoInline || opts.Faults != nil, tracer: opts.Tracer, faults: opts.Faults}
 	s.statsOn = !opts.noStats
+	s.syncOnCaller = !s.noInline && !opts.Classes.Off && b != Blocking
 	s.clock = opts.Tracer != nil || s.statsOn
 	if b != Blocking {
 		s.startSlow(opts)

@@ -70,7 +70,7 @@ func (l *loop) checkSlow(now int64) {
 		}
 		due := l.slowDue(r)
 		if now >= due {
-			l.reportSlow(r, now)
+			l.s.reportSlow(r, r.done, now, l.slowCh)
 			due = l.slowDue(r)
 		}
 		if next == 0 || due < next {
@@ -85,27 +85,34 @@ func (l *loop) slowDue(r *request) int64 {
 	return r.tSubmit + l.slowNs<<min(r.slowReports, 40)
 }
 
-func (l *loop) reportSlow(r *request, now int64) {
+// reportSlow reports r, first submitted at r.tSubmit and with done bytes
+// transferred, as slow at now, to ch if it is not nil. The loop calls it
+// for requests in the kernel, a place's timer for one on its caller
+// (caller_linux.go), which cannot read r.done as it changes and passes 0.
+func (s *Scheduler) reportSlow(r *request, done int, now int64, ch chan<- SlowIO) {
 	r.slowReports++
-	st := &l.s.stats
+	st := &s.stats
 	if r.slowReports == 1 {
 		st.slowRequests.Add(1)
 		st.stalled.Add(1)
 	}
 	st.slowReports.Add(1)
 	waited := now - r.tSubmit
-	if waited > st.longest.Load() {
-		st.longest.Store(waited) // only the loop writes it
+	for {
+		old := st.longest.Load()
+		if waited <= old || st.longest.CompareAndSwap(old, waited) {
+			break
+		}
 	}
-	if l.slowCh == nil {
+	if ch == nil {
 		return
 	}
-	ev := SlowIO{Op: r.op, Fd: r.fd, Name: l.s.classes.name(r.fd), Class: r.class, Waited: time.Duration(waited), Report: int(r.slowReports)}
+	ev := SlowIO{Op: r.op, Fd: r.fd, Name: s.classes.name(r.fd), Class: r.class, Waited: time.Duration(waited), Report: int(r.slowReports)}
 	if r.op == OpRead || r.op == OpWrite {
-		ev.Off, ev.Len = r.off+int64(r.done), len(r.buf)-r.done
+		ev.Off, ev.Len = r.off+int64(done), len(r.buf)-done
 	}
 	select {
-	case l.slowCh <- ev:
+	case ch <- ev:
 	default:
 		st.slowDropped.Add(1)
 	}

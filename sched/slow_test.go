@@ -34,6 +34,13 @@ func (l *slowLog) add(ev SlowIO) {
 	l.at = append(l.at, time.Since(l.zero))
 }
 
+// start makes now the time reports are timed from.
+func (l *slowLog) start() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.zero = time.Now()
+}
+
 func (l *slowLog) get() ([]SlowIO, []time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -158,36 +165,8 @@ func TestSlowNoneWhenHealthy(t *testing.T) {
 // them stalled, and every read completes. Needs root, a loop device and
 // the blkio controller; skipped otherwise.
 func TestSlowDiskThrottled(t *testing.T) {
-	const blkio = "/sys/fs/cgroup/blkio"
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (losetup, cgroups)")
-	}
-	if _, err := os.Stat(filepath.Join(blkio, "blkio.throttle.read_iops_device")); err != nil {
-		t.Skip("no cgroup v1 blkio controller:", err)
-	}
-	if _, err := exec.LookPath("losetup"); err != nil {
-		t.Skip("no losetup")
-	}
-	img := filepath.Join(t.TempDir(), "slow.img")
-	require.NoError(t, os.WriteFile(img, make([]byte, 8<<20), 0o600))
-	out, err := exec.Command("losetup", "--find", "--show", "--direct-io=on", img).Output()
-	if err != nil {
-		t.Skip("losetup:", err)
-	}
-	dev := strings.TrimSpace(string(out))
-	t.Cleanup(func() { exec.Command("losetup", "-d", dev).Run() })
-	var st unix.Stat_t
-	require.NoError(t, unix.Stat(dev, &st))
-	majmin := fmt.Sprintf("%d:%d", unix.Major(st.Rdev), unix.Minor(st.Rdev))
-
-	cg := filepath.Join(blkio, fmt.Sprintf("diskio-slow-test-%d", os.Getpid()))
-	require.NoError(t, os.Mkdir(cg, 0o755))
-	t.Cleanup(func() {
-		os.WriteFile(filepath.Join(blkio, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0)
-		os.Remove(cg)
-	})
-	require.NoError(t, os.WriteFile(filepath.Join(cg, "blkio.throttle.read_iops_device"), []byte(majmin+" 4"), 0))
-	require.NoError(t, os.WriteFile(filepath.Join(cg, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0))
+	dev, throttle := throttledDevice(t)
+	throttle("read", 4)
 
 	for _, b := range []Backend{URing, AIO} {
 		t.Run(string(b), func(t *testing.T) {
@@ -231,6 +210,148 @@ func TestSlowDiskThrottled(t *testing.T) {
 			require.GreaterOrEqual(t, sst.Ops[OpRead][Background].Device.Quantile(1), 2*time.Second)
 		})
 	}
+}
+
+// throttledDevice makes an 8 MiB loop device and puts the test process in
+// a blkio cgroup (v1) of its own; throttle(rw, iops) limits the device's
+// "read" or "write" requests a second. Needs root, losetup and the blkio
+// controller; skips otherwise. Everything is undone at the end.
+func throttledDevice(t *testing.T) (dev string, throttle func(rw string, iops int)) {
+	const blkio = "/sys/fs/cgroup/blkio"
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (losetup, cgroups)")
+	}
+	if _, err := os.Stat(filepath.Join(blkio, "blkio.throttle.read_iops_device")); err != nil {
+		t.Skip("no cgroup v1 blkio controller:", err)
+	}
+	if _, err := exec.LookPath("losetup"); err != nil {
+		t.Skip("no losetup")
+	}
+	img := filepath.Join(t.TempDir(), "slow.img")
+	require.NoError(t, os.WriteFile(img, make([]byte, 8<<20), 0o600))
+	out, err := exec.Command("losetup", "--find", "--show", "--direct-io=on", img).Output()
+	if err != nil {
+		t.Skip("losetup:", err)
+	}
+	dev = strings.TrimSpace(string(out))
+	t.Cleanup(func() { exec.Command("losetup", "-d", dev).Run() })
+	var st unix.Stat_t
+	require.NoError(t, unix.Stat(dev, &st))
+	majmin := fmt.Sprintf("%d:%d", unix.Major(st.Rdev), unix.Minor(st.Rdev))
+
+	cg := filepath.Join(blkio, fmt.Sprintf("diskio-slow-test-%d", os.Getpid()))
+	require.NoError(t, os.Mkdir(cg, 0o755))
+	t.Cleanup(func() {
+		os.WriteFile(filepath.Join(blkio, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0)
+		os.Remove(cg)
+	})
+	require.NoError(t, os.WriteFile(filepath.Join(cg, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0))
+	return dev, func(rw string, iops int) {
+		require.NoError(t, os.WriteFile(filepath.Join(cg, "blkio.throttle."+rw+"_iops_device"), []byte(fmt.Sprintf("%s %d", majmin, iops)), 0))
+	}
+}
+
+// Requests on their callers' threads are watched as those in the kernel
+// are: a read on the idle fast path, and a latency-class sync made while a
+// read is in flight, each held by the throttled device past the threshold,
+// are reported within 1.5x of it, as running on the caller.
+func TestSlowOnCaller(t *testing.T) {
+	dev, throttle := throttledDevice(t)
+	throttle("read", 1)
+	throttle("write", 1)
+	for _, b := range []Backend{URing, AIO} {
+		t.Run(string(b), func(t *testing.T) {
+			const threshold = 300 * time.Millisecond
+			log := &slowLog{}
+			s := newSched(t, b, Options{SlowThreshold: threshold, OnSlow: log.add})
+			f, err := os.OpenFile(dev, os.O_RDWR|unix.O_DIRECT, 0)
+			require.NoError(t, err)
+			defer f.Close()
+			fd := int(f.Fd())
+			buf := testenv.AlignedBuf(t, 2*blockSize)
+
+			// The idle fast path: nothing else in flight. The first
+			// reads may pass on the throttle's initial budget.
+			var took time.Duration
+			for i := 0; i < 4 && took < threshold; i++ {
+				var before, after Stats
+				s.ReadStats(&before)
+				log.start()
+				t0 := time.Now()
+				n, err := s.ReadAt(fd, buf[:blockSize], int64(i)*64*blockSize)
+				took = time.Since(t0)
+				require.NoError(t, err)
+				require.Equal(t, blockSize, n)
+				s.ReadStats(&after)
+				require.Equal(t, before.Inline+1, after.Inline, "the read did not run on its caller")
+			}
+			require.GreaterOrEqual(t, took, threshold, "the throttle did not hold a read")
+			evs, at := log.get()
+			require.NotEmpty(t, evs, "a read of %v on its caller was not reported", took)
+			ev := evs[len(evs)-1]
+			require.Equal(t, OpRead, ev.Op)
+			require.Equal(t, int32(fd), ev.Fd)
+			require.Equal(t, blockSize, ev.Len)
+			t.Logf("a read on its caller took %v, first reported at %v", took, at[len(at)-countLast(evs)])
+			require.GreaterOrEqual(t, at[len(at)-countLast(evs)], threshold)
+			require.LessOrEqual(t, at[len(at)-countLast(evs)], threshold+threshold/2)
+
+			// A latency-class sync beside a read in the kernel: dirty a
+			// page of the device through a buffered descriptor, and
+			// flush it past the write throttle.
+			bf, err := os.OpenFile(dev, os.O_RDWR, 0)
+			require.NoError(t, err)
+			defer bf.Close()
+			bfd := int(bf.Fd())
+			require.NoError(t, s.SetClass(bfd, Latency))
+			defer s.SetClass(bfd, Unclassified)
+			for i := 0; i < 4; i++ {
+				_, err = bf.WriteAt(buf[:blockSize], int64(100+i)*blockSize)
+				require.NoError(t, err)
+				read := s.StartReadAt(fd, buf[blockSize:], int64(40+i)*64*blockSize)
+				var before, after Stats
+				s.ReadStats(&before)
+				log.start()
+				t0 := time.Now()
+				require.NoError(t, s.Fdatasync(bfd))
+				took = time.Since(t0)
+				s.ReadStats(&after)
+				_, err = read.Wait()
+				require.NoError(t, err)
+				require.Equal(t, before.Inline+1, after.Inline, "the sync did not run on its caller")
+				if took >= threshold {
+					break
+				}
+			}
+			require.GreaterOrEqual(t, took, threshold, "the throttle did not hold a sync")
+			evs, at = log.get()
+			require.NotEmpty(t, evs)
+			ev = evs[len(evs)-1]
+			require.Equal(t, OpFdatasync, ev.Op)
+			require.Equal(t, Latency, ev.Class)
+			require.Equal(t, int32(bfd), ev.Fd)
+			first := at[len(at)-countLast(evs)]
+			t.Logf("a latency sync on its caller beside a read took %v, first reported at %v", took, first)
+			require.GreaterOrEqual(t, first, threshold)
+			require.LessOrEqual(t, first, threshold+threshold/2)
+			var sst Stats
+			s.ReadStats(&sst)
+			require.Zero(t, sst.Slow.Stalled)
+		})
+	}
+}
+
+// countLast is how many reports the last request reported has in evs (its
+// reports are the last ones: one request at a time).
+func countLast(evs []SlowIO) int {
+	n := 0
+	for i := len(evs) - 1; i >= 0 && evs[i].Op == evs[len(evs)-1].Op && evs[i].Fd == evs[len(evs)-1].Fd; i-- {
+		n++
+		if evs[i].Report == 1 {
+			break
+		}
+	}
+	return n
 }
 
 func countFirst(evs []SlowIO) int {
