@@ -48,7 +48,9 @@
 // beyond that wait, they never fail. io_uring's worker threads are capped
 // (Options.IOWQMaxWorkers, default 4). When the scheduler is idle, up to
 // two waiting requests at a time run inline on their callers with one
-// system call (Options.NoInline turns this off). Nothing polls while
+// system call, and so do latency-class syncs whatever is in flight, in
+// the same two places (Options.NoInline turns both off); they are watched
+// for slowness and counted as the loop's requests are. Nothing polls while
 // idle: the loop spins for at most Options.Spin after its last progress,
 // then sleeps in the kernel.
 //

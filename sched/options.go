@@ -35,8 +35,14 @@ type Options struct {
 	// the scheduler has nothing queued or in flight is normally issued
 	// by its caller with one blocking system call (what os.File does),
 	// because waking the sleeping loop, and the loop waking the caller,
-	// would cost two thread wake-ups. At most two requests are inline at
-	// a time, so OS threads stay bounded.
+	// would cost two thread wake-ups. It also sends latency-class syncs
+	// through the loop: with classes on (ClassOptions), a Latency
+	// Fdatasync or Fsync is otherwise made by its caller whatever is in
+	// flight (a sync holds a thread while the disk flushes either way;
+	// on the caller it skips two hand-offs through the loop). At most
+	// two requests are inline at a time, so OS threads stay bounded.
+	// Inline requests are watched for slowness (SlowThreshold) like the
+	// others.
 	NoInline bool
 	// Tracer, if set, receives every system call and every request's
 	// timeline (see Tracer). Without one the scheduler reads the clock
