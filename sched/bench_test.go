@@ -273,3 +273,16 @@ func median(v []float64) float64 {
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
+
+// BenchmarkOnCaller is what a request on the idle fast path costs besides
+// its system call: one goroutine's no-op requests, each made on the caller
+// (place, statistics, slow watch) with nothing for the kernel to do.
+func BenchmarkOnCaller(b *testing.B) {
+	s := newSched(b, URing, Options{})
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.nop(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -45,6 +45,7 @@ type Scheduler struct {
 	active       atomic.Int64
 	places       [maxInline]callerPlace
 	callerLat    callerLatency
+	watch        callerWatch
 	noInline     bool
 	syncOnCaller bool // latency-class syncs run on their callers
 	tracer       Tracer

@@ -41,6 +41,10 @@ func (s *Scheduler) startSlow(opts Options) {
 		s.slowThreshold = 0
 		return
 	}
+	// Requests on their callers are watched by a timer (caller_linux.go).
+	s.watch.every = max(s.slowThreshold/4, time.Millisecond)
+	s.watch.timer = time.AfterFunc(time.Hour, s.checkPlaces)
+	s.watch.timer.Stop()
 	st, _ := opts.Tracer.(SlowTracer)
 	fn := opts.OnSlow
 	if fn == nil && st == nil {
