@@ -147,8 +147,14 @@ func TestPageCacheMissGoesThroughRing(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, data[off:off+int64(n)], b[:n])
 	}
-	// Eviction is the kernel's to do: a page it kept is a hit.
-	require.GreaterOrEqual(t, c.queued.Load(), int64(2), "misses went through the ring")
+	// Eviction is the kernel's to do: a page it kept is a hit. So is a
+	// page it read in within the attempt itself (RWF_NOWAIT submits the
+	// read-ahead, and a disk the host caches can complete it before the
+	// kernel looks again: on 2026-11-27's VM, every evicted read of a run
+	// now and then).
+	if c.queued.Load() == 0 {
+		t.Skip("the kernel served every evicted read within RWF_NOWAIT: no miss to follow here")
+	}
 	require.Equal(t, int64(3), c.queued.Load()+c.nowaitHit.Load())
 	// The file now counts as cold: reads skip the page-cache attempt
 	// but one in coldProbe, so within coldProbe re-reads the page is
@@ -200,9 +206,20 @@ func TestPageCacheUntraced(t *testing.T) {
 	check(int64(len(data))-100, 4096) // across the end
 	check(1000, 200<<10)              // larger than one raw attempt
 
-	require.NoError(t, bench.Evict(path))
-	check(2<<20, 4096) // a miss: through the ring
-	require.True(t, f.pc.cold.Load(), "a miss makes the file cold")
+	// A miss: through the ring. The kernel may still serve it within
+	// the page-cache attempt (RWF_NOWAIT submits the read-ahead, which a
+	// fast disk can complete before the kernel looks again: 7 runs in 30
+	// on 2026-11-27), so evict and read again until one is a miss.
+	for i := 0; ; i++ {
+		require.NoError(t, bench.Evict(path))
+		check(2<<20, 4096)
+		if f.pc.cold.Load() {
+			break
+		}
+		if i == 32 {
+			t.Skip("the kernel served 32 evicted reads within RWF_NOWAIT: no miss to follow here")
+		}
+	}
 	for i := range coldProbe + 1 {
 		check(2<<20, 4096) // re-reads: the probe finds the page
 		if !f.pc.cold.Load() {
@@ -214,9 +231,16 @@ func TestPageCacheUntraced(t *testing.T) {
 	// The cached page at 2 MiB is the head of a longer range: a short
 	// hit, then the rest through the ring (dropped first: under load the
 	// kernel may have brought some of it in meanwhile).
-	require.NoError(t, unix.Fadvise(int(f.Fd()), 2<<20+4096, 64<<10, unix.FADV_DONTNEED))
-	check(2<<20+100, 64<<10)
-	require.True(t, f.pc.cold.Load(), "the rest was a miss")
+	for i := 0; ; i++ {
+		require.NoError(t, unix.Fadvise(int(f.Fd()), 2<<20+4096, 64<<10, unix.FADV_DONTNEED))
+		check(2<<20+100, 64<<10)
+		if f.pc.cold.Load() {
+			break
+		}
+		if i == 32 { // a hit as above: again
+			t.Skip("the kernel served 32 evicted reads within RWF_NOWAIT: no miss to follow here")
+		}
+	}
 	require.True(t, f.nowait().Reads)
 }
 
@@ -290,12 +314,19 @@ func TestPageCacheUntracedHitsStayOffTheRing(t *testing.T) {
 	require.Equal(t, tail, sqTail(t, ring), "ring submissions during 4,000 hits")
 
 	require.NoError(t, f.Advise(0, 0, AdviceRandom))
-	require.NoError(t, bench.Evict(path))
+	// The kernel may serve a miss within the page-cache attempt (see
+	// TestPageCacheUntraced): evict and read again until one goes
+	// through the ring.
 	b := make([]byte, 4096)
-	n, err := f.ReadAt(b, 512<<10)
-	require.NoError(t, err)
-	require.Equal(t, data[512<<10:512<<10+n], b[:n])
-	require.Greater(t, sqTail(t, ring), tail, "a miss goes through the ring")
+	for i := 0; sqTail(t, ring) == tail; i++ {
+		if i == 32 {
+			t.Skip("the kernel served 32 evicted reads within RWF_NOWAIT: no miss to follow here")
+		}
+		require.NoError(t, bench.Evict(path))
+		n, err := f.ReadAt(b, 512<<10)
+		require.NoError(t, err)
+		require.Equal(t, data[512<<10:512<<10+n], b[:n])
+	}
 }
 
 // nowaitInjector answers page-cache attempts with fn and counts every
