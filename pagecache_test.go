@@ -210,16 +210,11 @@ func TestPageCacheUntraced(t *testing.T) {
 	// the page-cache attempt (RWF_NOWAIT submits the read-ahead, which a
 	// fast disk can complete before the kernel looks again: 7 runs in 30
 	// on 2026-11-27), so evict and read again until one is a miss.
-	for i := 0; ; i++ {
+	untilMiss(t, func() bool {
 		require.NoError(t, bench.Evict(path))
 		check(2<<20, 4096)
-		if f.pc.cold.Load() {
-			break
-		}
-		if i == 32 {
-			t.Skip("the kernel served 32 evicted reads within RWF_NOWAIT: no miss to follow here")
-		}
-	}
+		return f.pc.cold.Load()
+	})
 	for i := range coldProbe + 1 {
 		check(2<<20, 4096) // re-reads: the probe finds the page
 		if !f.pc.cold.Load() {
@@ -231,17 +226,27 @@ func TestPageCacheUntraced(t *testing.T) {
 	// The cached page at 2 MiB is the head of a longer range: a short
 	// hit, then the rest through the ring (dropped first: under load the
 	// kernel may have brought some of it in meanwhile).
-	for i := 0; ; i++ {
+	untilMiss(t, func() bool { // a hit as above: again
 		require.NoError(t, unix.Fadvise(int(f.Fd()), 2<<20+4096, 64<<10, unix.FADV_DONTNEED))
 		check(2<<20+100, 64<<10)
-		if f.pc.cold.Load() {
-			break
-		}
-		if i == 32 { // a hit as above: again
-			t.Skip("the kernel served 32 evicted reads within RWF_NOWAIT: no miss to follow here")
+		return f.pc.cold.Load()
+	})
+	require.True(t, f.nowait().Reads)
+}
+
+// untilMiss repeats read, which evicts pages and reads them and reports
+// whether that was a miss, until it is one. The kernel may serve an
+// evicted page within the page-cache attempt (RWF_NOWAIT submits the
+// read-ahead, which a fast disk completes before the kernel looks again);
+// after 33 such hits the test is skipped: there is no miss to follow.
+func untilMiss(t *testing.T, read func() bool) {
+	t.Helper()
+	for range 33 {
+		if read() {
+			return
 		}
 	}
-	require.True(t, f.nowait().Reads)
+	t.Skip("the kernel served 33 evicted reads within RWF_NOWAIT: no miss to follow here")
 }
 
 // ringFds returns the process's io_uring descriptors.
@@ -318,15 +323,13 @@ func TestPageCacheUntracedHitsStayOffTheRing(t *testing.T) {
 	// TestPageCacheUntraced): evict and read again until one goes
 	// through the ring.
 	b := make([]byte, 4096)
-	for i := 0; sqTail(t, ring) == tail; i++ {
-		if i == 32 {
-			t.Skip("the kernel served 32 evicted reads within RWF_NOWAIT: no miss to follow here")
-		}
+	untilMiss(t, func() bool {
 		require.NoError(t, bench.Evict(path))
 		n, err := f.ReadAt(b, 512<<10)
 		require.NoError(t, err)
 		require.Equal(t, data[512<<10:512<<10+n], b[:n])
-	}
+		return sqTail(t, ring) != tail
+	})
 }
 
 // nowaitInjector answers page-cache attempts with fn and counts every

@@ -79,10 +79,7 @@ func (s *Scheduler) latencyOnCaller(r *request) bool {
 
 // runAt runs r on its caller in place p, then frees p.
 func (s *Scheduler) runAt(p *callerPlace, r *request) {
-	start := r.tEnqueue
-	if start == 0 && s.clock {
-		start = Now() // no tracer: not read at enqueue
-	}
+	start := s.callerStart(r)
 	watched := s.watch.timer != nil
 	if watched {
 		r.tSubmit = start
@@ -97,12 +94,11 @@ func (s *Scheduler) runAt(p *callerPlace, r *request) {
 	if lat {
 		s.callerLat.n.Add(1)
 	}
-	blockingDo(r, s.tracer)
-	var end int64
-	if s.clock || lat {
-		end = Now()
-	}
+	end := s.runTimed(r, start)
 	if lat {
+		if end == 0 {
+			end = Now()
+		}
 		// The end first: the loop then sees either one running or
 		// how recently the last ended.
 		s.callerLat.last.Store(end)
@@ -115,10 +111,6 @@ func (s *Scheduler) runAt(p *callerPlace, r *request) {
 		}
 		p.r = nil
 		p.mu.Unlock()
-	}
-	if s.statsOn {
-		s.stats.inline.Add(1)
-		s.stats.done(r, start, start, end)
 	}
 	p.busy.Store(false)
 }

@@ -40,18 +40,30 @@ func (s *Scheduler) do(r *request) (int, error) {
 
 // runInline runs r on its caller with blocking system calls, and records
 // it: the blocking backend's requests, and the operations AIO lacks.
-func (s *Scheduler) runInline(r *request) {
-	if !s.statsOn {
-		blockingDo(r, s.tracer)
-		return
+func (s *Scheduler) runInline(r *request) { s.runTimed(r, s.callerStart(r)) }
+
+// callerStart is when a request run on its caller began: its enqueue
+// time, read with a Tracer, else now if the scheduler keeps time.
+func (s *Scheduler) callerStart(r *request) int64 {
+	if r.tEnqueue != 0 || !s.clock {
+		return r.tEnqueue
 	}
-	start := r.tEnqueue
-	if start == 0 {
-		start = Now() // no tracer: not read at enqueue
-	}
+	return Now()
+}
+
+// runTimed runs r on its caller, begun at start, records it in the
+// statistics, and returns when it ended (0 when the scheduler keeps no
+// time).
+func (s *Scheduler) runTimed(r *request, start int64) (end int64) {
 	blockingDo(r, s.tracer)
-	s.stats.inline.Add(1)
-	s.stats.done(r, start, start, Now())
+	if s.clock {
+		end = Now()
+	}
+	if s.statsOn {
+		s.stats.inline.Add(1)
+		s.stats.done(r, start, start, end)
+	}
+	return end
 }
 
 // maxInline is how many requests may run on their callers at once
