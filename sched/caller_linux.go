@@ -40,7 +40,8 @@ import (
 
 // callerPlace is one of the places where a request runs on its caller.
 type callerPlace struct {
-	busy atomic.Bool // taken (takePlace); only its taker clears it
+	busy     atomic.Bool // taken (takePlace, awaitPlace); freed by freePlace
+	blocking bool        // one of the places for work io_uring would hand to a worker
 
 	mu sync.Mutex // guards r against the watch
 	r  *request   // the request running, while watched
@@ -60,9 +61,92 @@ type callerWatch struct {
 	every time.Duration
 }
 
-// takePlace takes a free place, or returns nil.
+// placeQueue is where requests wait for a place for blocking work, in
+// two FIFO lists linked by request.next: latency class first, then the
+// others. A freed place goes to the first waiter, so it never sits free
+// while one waits.
+type placeQueue struct {
+	mu          sync.Mutex
+	first, last [2]*request
+}
+
+// blocksWorker reports whether io_uring always hands op to a worker
+// thread: it cannot start without blocking.
+func blocksWorker(op Op) bool {
+	switch op {
+	case OpFsync, OpFdatasync, OpFallocate, OpUnlink:
+		return true
+	}
+	return false
+}
+
+// callerWorkers is how many places are kept for work io_uring would hand
+// to a worker: as many as the worker cap allows workers (n, resolved
+// from Options.IOWQMaxWorkers), or the default cap where there is none.
+func callerWorkers(n int) int {
+	if n <= 0 {
+		return defaultIOWQMaxWorkers
+	}
+	return min(n, 1024)
+}
+
+// awaitPlace takes a free place for blocking work, or waits for one,
+// parked (no thread held), behind the waiters of r's class or higher.
+func (s *Scheduler) awaitPlace(r *request) *callerPlace {
+	q := &s.blocked
+	q.mu.Lock()
+	for i := maxInline; i < len(s.places); i++ {
+		if p := &s.places[i]; !p.busy.Load() {
+			p.busy.Store(true)
+			q.mu.Unlock()
+			return p
+		}
+	}
+	k := 1
+	if r.class == Latency {
+		k = 0
+	}
+	r.next = nil
+	if q.last[k] == nil {
+		q.first[k] = r
+	} else {
+		q.last[k].next = r
+	}
+	q.last[k] = r
+	q.mu.Unlock()
+	<-r.wake // freePlace hands one over
+	p := r.place
+	r.place = nil
+	return p
+}
+
+// freePlace frees p, or hands it to the first request waiting for one.
+func (s *Scheduler) freePlace(p *callerPlace) {
+	if !p.blocking {
+		p.busy.Store(false)
+		return
+	}
+	q := &s.blocked
+	q.mu.Lock()
+	for k := range q.first {
+		if r := q.first[k]; r != nil {
+			if q.first[k] = r.next; q.first[k] == nil {
+				q.last[k] = nil
+			}
+			r.next, r.place = nil, p
+			q.mu.Unlock()
+			r.wake <- struct{}{}
+			return
+		}
+	}
+	p.busy.Store(false)
+	q.mu.Unlock()
+}
+
+// takePlace takes a free place of the idle fast path and latency-class
+// syncs, or returns nil.
 func (s *Scheduler) takePlace() *callerPlace {
-	for i := range s.places {
+	for i := range maxInline {
 		p := &s.places[i]
 		if !p.busy.Load() && p.busy.CompareAndSwap(false, true) {
 			return p
@@ -112,7 +196,7 @@ func (s *Scheduler) runAt(p *callerPlace, r *request) {
 		p.r = nil
 		p.mu.Unlock()
 	}
-	p.busy.Store(false)
+	s.freePlace(p)
 }
 
 // checkPlaces runs on the watch's timer: it reports the requests in

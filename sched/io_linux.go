@@ -2,6 +2,8 @@
 
 package sched
 
+import "golang.org/x/sys/unix"
+
 func (s *Scheduler) traceRequest(r *request, inline bool) {
 	ev := RequestEvent{
 		Op: r.op, Fd: r.fd, Off: r.off, Len: len(r.buf), Backend: s.backend,
@@ -34,8 +36,29 @@ func (s *Scheduler) do(r *request) (int, error) {
 			return c.Wait()
 		}
 	}
+	if s.workOnCaller {
+		if blocksWorker(r.op) {
+			// io_uring would run it on a worker: run it here.
+			s.runAt(s.awaitPlace(r), r)
+			c.inline = true
+			return c.Wait()
+		}
+		if r.op == OpWrite {
+			r.rwf |= unix.RWF_NOWAIT
+			r.tryNowait = true
+		}
+	}
 	s.send(r)
-	return c.Wait()
+	s.await(r)
+	if r.err == errWouldBlock {
+		// The ring made what it could without blocking; the
+		// caller makes the rest.
+		r.err, r.tryNowait = nil, false
+		r.rwf &^= unix.RWF_NOWAIT
+		s.runAt(s.awaitPlace(r), r)
+		return s.finishCall(r, true)
+	}
+	return s.finishCall(r, false)
 }
 
 // runInline runs r on its caller with blocking system calls, and records

@@ -340,7 +340,7 @@ func (l *loop) take() {
 }
 
 func (l *loop) submit(r *request) {
-	l.lockForWorkers(r.op)
+	l.lockForWorkers(r)
 	slot := l.free[len(l.free)-1]
 	l.free = l.free[:len(l.free)-1]
 	l.slots[slot] = r
@@ -403,7 +403,7 @@ func (l *loop) complete(c completion) bool {
 	if r.slowReports > 0 {
 		l.s.stats.stalled.Add(-1)
 	}
-	if l.stats != nil {
+	if l.stats != nil && r.err != errWouldBlock { // else recorded when its caller made it
 		l.stats.done(r, r.tTaken, r.tSubmit, l.now)
 	}
 	g := r.group // read before the wake-up: the caller may recycle r

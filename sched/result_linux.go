@@ -16,7 +16,15 @@ import (
 // (false: resubmit the remainder).
 func finish(r *request, res int32) bool {
 	if res < 0 {
-		switch errno := syscall.Errno(-res); errno {
+		errno := syscall.Errno(-res)
+		if r.tryNowait && (errno == unix.EAGAIN || errno == unix.EOPNOTSUPP) {
+			// The write would block (it extends the file, goes
+			// through the page cache, or waits for a lock): its
+			// caller makes the rest of it (caller_linux.go).
+			r.err = errWouldBlock
+			return true
+		}
+		switch errno {
 		case unix.EINTR, unix.EAGAIN:
 			return false // retry as is
 		case unix.EINVAL:
@@ -54,6 +62,10 @@ func finish(r *request, res int32) bool {
 	}
 	return true
 }
+
+// errWouldBlock ends a tryNowait write that the kernel could not make
+// without blocking; it never reaches a caller.
+var errWouldBlock = errors.New("sched: write would block")
 
 var errShortWrite = errors.New("sched: write made no progress (0 bytes written)")
 

@@ -40,14 +40,19 @@ type Scheduler struct {
 	efdOpen  bool
 
 	// active counts requests handed to the loop and not yet returned;
-	// places are where requests run on their callers (caller_linux.go),
-	// callerLat what the class policy learns of the latency-class ones.
+	// places are where requests run on their callers (caller_linux.go):
+	// maxInline for the idle fast path and latency-class syncs, then
+	// those for work io_uring would hand to a worker, which blocked
+	// queues for. callerLat is what the class policy learns of the
+	// latency-class ones.
 	active       atomic.Int64
-	places       [maxInline]callerPlace
+	places       []callerPlace
+	blocked      placeQueue
 	callerLat    callerLatency
 	watch        callerWatch
 	noInline     bool
 	syncOnCaller bool // latency-class syncs run on their callers
+	workOnCaller bool // what io_uring would hand to a worker runs on its caller
 	tracer       Tracer
 
 	ringUnlink bool          // the ring has IORING_OP_UNLINKAT (Unlinkat); set before New returns
@@ -133,6 +138,14 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 	s := &Scheduler{backend: b, exited: make(chan struct{}), noInline: opts.NoInline || opts.Faults != nil, tracer: opts.Tracer, faults: opts.Faults}
 	s.statsOn = !opts.noStats
 	s.syncOnCaller = !s.noInline && !opts.Classes.Off && b != Blocking
+	s.workOnCaller = !s.noInline && b == URing
+	s.places = make([]callerPlace, maxInline, maxInline+callerWorkers(opts.IOWQMaxWorkers))
+	if s.workOnCaller {
+		s.places = s.places[:cap(s.places)]
+		for i := maxInline; i < len(s.places); i++ {
+			s.places[i].blocking = true
+		}
+	}
 	s.clock = opts.Tracer != nil || s.statsOn
 	if b != Blocking {
 		s.startSlow(opts)

@@ -121,10 +121,11 @@ func mayBlock(op Op) bool {
 // lockForWorkers locks the loop to its OS thread before the first request
 // that may go to a worker, so that every such request is submitted from
 // one thread and io_uring keeps one worker pool for the ring. Reads alone
-// never lock it: locking costs the process a thread (the runtime's
+// never lock it, nor writes sent with RWF_NOWAIT (they come back instead,
+// see caller_linux.go): locking costs the process a thread (the runtime's
 // template thread), and they need no workers.
-func (l *loop) lockForWorkers(op Op) {
-	if l.locked || l.ring == nil || !mayBlock(op) {
+func (l *loop) lockForWorkers(r *request) {
+	if l.locked || l.ring == nil || r.tryNowait || !mayBlock(r.op) {
 		return
 	}
 	// Never unlocked: when run returns, the runtime ends the thread,

@@ -1,0 +1,165 @@
+//go:build linux
+
+package sched
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/testenv"
+)
+
+// busy keeps one read in flight in s's loop (from an empty pipe, which
+// io_uring polls without a worker) until the returned function ends it,
+// so that s's later requests do not take the idle fast path.
+func busy(t *testing.T, s *Scheduler) (end func()) {
+	t.Helper()
+	pr, pw, err := os.Pipe()
+	require.NoError(t, err)
+	buf := make([]byte, 1)
+	c := s.StartReadAt(int(pr.Fd()), buf, 0)
+	require.Eventually(t, func() bool { return s.active.Load() > 0 && !c.Ready() }, 5*time.Second, time.Millisecond)
+	return func() {
+		_, err := pw.Write([]byte{1})
+		require.NoError(t, err)
+		n, err := c.Wait()
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		pr.Close()
+		pw.Close()
+	}
+}
+
+// With requests in flight, what io_uring would hand to a worker runs on
+// its caller: syncs, fallocate and unlink always, and a write the kernel
+// cannot start without blocking (one that extends an O_DIRECT file on
+// ext4) after the ring said so (RWF_NOWAIT). The loop never locks to its
+// thread (it locks before the first request that may go to a worker), so
+// the process has no template thread and no workers. With NoInline, the
+// same requests go through the ring and lock it.
+func TestWorkOnCaller(t *testing.T) {
+	for _, noInline := range []bool{false, true} {
+		s := newSched(t, URing, Options{NoInline: noInline})
+		end := busy(t, s)
+		f := testenv.DirectFile(t)
+		fd := int(f.Fd())
+		buf := testenv.AlignedBuf(t, 4*blockSize)
+		fill(buf, 7)
+
+		inline := func() uint64 { return s.Stats().Inline }
+		before := inline()
+		n, err := s.WriteAt(fd, buf, 0) // extends the file
+		require.NoError(t, err)
+		require.Equal(t, len(buf), n)
+		extending := inline() - before
+		require.NoError(t, s.Fdatasync(fd))
+		require.NoError(t, s.Fsync(fd))
+		require.NoError(t, s.Fallocate(fd, 0, 0, int64(8*blockSize)))
+		other := filepath.Join(t.TempDir(), "gone")
+		require.NoError(t, os.WriteFile(other, []byte("x"), 0o600))
+		require.NoError(t, s.Unlinkat(unix.AT_FDCWD, other, 0))
+		_, err = os.Stat(other)
+		require.ErrorIs(t, err, os.ErrNotExist)
+		blocking := inline() - before - extending
+
+		got := testenv.AlignedBuf(t, len(buf))
+		n, err = s.ReadAt(fd, got, 0)
+		require.NoError(t, err)
+		require.Equal(t, len(buf), n)
+		require.True(t, bytes.Equal(buf, got), "bytes read back differ")
+		end()
+
+		if noInline {
+			require.Zero(t, extending+blocking, "NoInline: nothing on the caller")
+			require.True(t, s.locked.Load(), "NoInline: the loop did not lock for the ring's workers")
+			continue
+		}
+		require.EqualValues(t, 1, extending, "the extending write was not made on its caller")
+		require.EqualValues(t, 4, blocking, "syncs, fallocate and unlink on callers")
+		require.False(t, s.locked.Load(), "the loop locked: something went to a worker")
+	}
+}
+
+// A write the ring makes without blocking stays there: an O_DIRECT
+// overwrite of written blocks.
+func TestOverwriteStaysInRing(t *testing.T) {
+	s := newSched(t, URing, Options{})
+	f := testenv.DirectFile(t)
+	fd := int(f.Fd())
+	buf := testenv.AlignedBuf(t, 4*blockSize)
+	fill(buf, 1)
+	_, err := s.WriteAt(fd, buf, 0)
+	require.NoError(t, err)
+	require.NoError(t, s.Fdatasync(fd))
+	end := busy(t, s)
+	defer end()
+	before := s.Stats().Inline
+	fill(buf, 2)
+	n, err := s.WriteAt(fd, buf, 0)
+	require.NoError(t, err)
+	require.Equal(t, len(buf), n)
+	if s.Stats().Inline != before {
+		// The filesystem refused the overwrite without blocking:
+		// correct, merely not asynchronous.
+		t.Skipf("this filesystem cannot overwrite O_DIRECT without blocking (%s)", os.TempDir())
+	}
+	got := testenv.AlignedBuf(t, len(buf))
+	_, err = s.ReadAt(fd, got, 0)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(buf, got))
+	require.False(t, s.locked.Load())
+}
+
+// A place for blocking work freed while requests wait goes to the first
+// latency-class waiter, then to the others in arrival order; a place is
+// never free while a request waits.
+func TestPlaceQueueOrder(t *testing.T) {
+	s := newSched(t, URing, Options{IOWQMaxWorkers: 2})
+	require.Len(t, s.places, maxInline+2)
+	held := []*callerPlace{s.awaitPlace(getRequest()), s.awaitPlace(getRequest())}
+	require.NotSame(t, held[0], held[1])
+
+	got := make(chan string, 3)
+	wait := func(name string, c Class) {
+		r := getRequest()
+		r.class = c
+		go func() {
+			p := s.awaitPlace(r)
+			got <- name
+			s.freePlace(p)
+		}()
+		// Queued before the next one.
+		require.Eventually(t, func() bool {
+			s.blocked.mu.Lock()
+			defer s.blocked.mu.Unlock()
+			for q := s.blocked.first[0]; q != nil; q = q.next {
+				if q == r {
+					return true
+				}
+			}
+			for q := s.blocked.first[1]; q != nil; q = q.next {
+				if q == r {
+					return true
+				}
+			}
+			return false
+		}, 5*time.Second, time.Millisecond)
+	}
+	wait("background 1", Background)
+	wait("background 2", Unclassified)
+	wait("latency", Latency)
+	s.freePlace(held[0])
+	require.Equal(t, "latency", <-got)
+	require.Equal(t, "background 1", <-got)
+	require.Equal(t, "background 2", <-got)
+	s.freePlace(held[1])
+	for i := maxInline; i < len(s.places); i++ {
+		require.False(t, s.places[i].busy.Load(), "place %d still taken", i)
+	}
+}
