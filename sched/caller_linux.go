@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// Requests on their callers' threads. Two kinds of request skip the loop
-// and run as one blocking system call on the goroutine that made them,
-// exactly as os.File would:
+// Requests on their callers' threads. Three kinds of request skip the
+// loop and run as one blocking system call on the goroutine that made
+// them, exactly as os.File would:
 //
 //   - the idle fast path: any request made while the scheduler has nothing
 //     queued or in flight (waking the sleeping loop, and the loop waking
@@ -21,10 +21,24 @@ import (
 //     hand-offs through the loop, which on a busy machine each wait for a
 //     P: in Pebble's YCSB E (64 goroutines scanning cached blocks, 2 Ps)
 //     a synced insert's p50 went from 8.8-15 ms to 5.4-6.0 ms, and its
-//     p99 from 6.2x the default file system's to 1.9-2.6x (2026-11-27).
+//     p99 from 6.2x the default file system's to 1.9-2.6x (2026-11-27);
+//   - on io_uring, work the ring would hand to one of its worker threads:
+//     fsync, fdatasync, fallocate and unlink (blocksWorker), and a write
+//     the kernel cannot start without blocking. A write is sent to the
+//     ring with RWF_NOWAIT; an O_DIRECT overwrite of written blocks
+//     completes there, while one that extends the file (ext4 takes the
+//     inode's lock for it), or a buffered one, comes back at once with
+//     EAGAIN (errWouldBlock) and its caller makes the rest. Through a
+//     worker it held a thread as long, and the loop had to lock itself to
+//     one thread so that the ring kept a single worker pool, which
+//     started the runtime's template thread too.
 //
-// Both share maxInline places, so the threads they hold stay bounded; a
-// request finding no place free goes through the loop. A place keeps
+// The first two share maxInline places; a request finding none free goes
+// through the loop (or to the third kind's places, if it is of that
+// kind). The third kind has places of its own, as many as the worker cap
+// (callerWorkers); a request finding none free waits for one, parked, in
+// a placeQueue where latency class goes first. Either way the threads
+// they hold stay bounded: at most maxInline + the cap. A place keeps
 // what the loop keeps for requests in the kernel: the slow-request watch,
 // and for the class policy, whether latency work is under way
 // (callerLatency).
@@ -42,6 +56,7 @@ import (
 type callerPlace struct {
 	busy     atomic.Bool // taken (takePlace, awaitPlace); freed by freePlace
 	blocking bool        // one of the places for work io_uring would hand to a worker
+	write    bool        // held by a write (placeQueue.writes), under placeQueue.mu
 
 	mu sync.Mutex // guards r against the watch
 	r  *request   // the request running, while watched
@@ -62,12 +77,30 @@ type callerWatch struct {
 }
 
 // placeQueue is where requests wait for a place for blocking work, in
-// two FIFO lists linked by request.next: latency class first, then the
-// others. A freed place goes to the first waiter, so it never sits free
-// while one waits.
+// FIFO lists linked by request.next, by rank: latency class first, then
+// syncs, fallocate and unlink, then writes that came back from the ring.
+// Writes hold at most maxWrites places (one less than there are), so a
+// sync, which a whole group of writers waits for, never queues behind
+// them: extending writes to one file serialise on its inode lock anyway
+// (io_uring's own worker pool hashes them to one worker, for the same
+// reason). A freed place goes to the first waiter it may go to, so it
+// never sits free while one waits.
 type placeQueue struct {
 	mu          sync.Mutex
-	first, last [2]*request
+	first, last [3]*request
+	writes      int // places held by writes
+	maxWrites   int
+}
+
+// placeRank is r's list in a placeQueue.
+func placeRank(r *request) int {
+	switch {
+	case r.class == Latency:
+		return 0
+	case blocksWorker(r.op):
+		return 1
+	}
+	return 2
 }
 
 // blocksWorker reports whether io_uring always hands op to a worker
@@ -91,20 +124,23 @@ func callerWorkers(n int) int {
 }
 
 // awaitPlace takes a free place for blocking work, or waits for one,
-// parked (no thread held), behind the waiters of r's class or higher.
+// parked (no thread held), behind the waiters of r's rank or higher.
 func (s *Scheduler) awaitPlace(r *request) *callerPlace {
 	q := &s.blocked
+	k := placeRank(r)
 	q.mu.Lock()
-	for i := maxInline; i < len(s.places); i++ {
-		if p := &s.places[i]; !p.busy.Load() {
-			p.busy.Store(true)
-			q.mu.Unlock()
-			return p
+	if k < 2 || q.writes < q.maxWrites {
+		for i := maxInline; i < len(s.places); i++ {
+			if p := &s.places[i]; !p.busy.Load() {
+				p.busy.Store(true)
+				if k == 2 {
+					q.writes++
+					p.write = true
+				}
+				q.mu.Unlock()
+				return p
+			}
 		}
-	}
-	k := 1
-	if r.class == Latency {
-		k = 0
 	}
 	r.next = nil
 	if q.last[k] == nil {
@@ -120,7 +156,8 @@ func (s *Scheduler) awaitPlace(r *request) *callerPlace {
 	return p
 }
 
-// freePlace frees p, or hands it to the first request waiting for one.
+// freePlace frees p, or hands it to the first request waiting for one
+// that may take it.
 func (s *Scheduler) freePlace(p *callerPlace) {
 	if !p.blocking {
 		p.busy.Store(false)
@@ -128,16 +165,26 @@ func (s *Scheduler) freePlace(p *callerPlace) {
 	}
 	q := &s.blocked
 	q.mu.Lock()
+	if p.write {
+		q.writes--
+		p.write = false
+	}
 	for k := range q.first {
-		if r := q.first[k]; r != nil {
-			if q.first[k] = r.next; q.first[k] == nil {
-				q.last[k] = nil
-			}
-			r.next, r.place = nil, p
-			q.mu.Unlock()
-			r.wake <- struct{}{}
-			return
+		r := q.first[k]
+		if r == nil || k == 2 && q.writes >= q.maxWrites {
+			continue
 		}
+		if q.first[k] = r.next; q.first[k] == nil {
+			q.last[k] = nil
+		}
+		if k == 2 {
+			q.writes++
+			p.write = true
+		}
+		r.next, r.place = nil, p
+		q.mu.Unlock()
+		r.wake <- struct{}{}
+		return
 	}
 	p.busy.Store(false)
 	q.mu.Unlock()

@@ -117,49 +117,74 @@ func TestOverwriteStaysInRing(t *testing.T) {
 }
 
 // A place for blocking work freed while requests wait goes to the first
-// latency-class waiter, then to the others in arrival order; a place is
-// never free while a request waits.
+// latency-class waiter, then to syncs, then to writes, each in arrival
+// order; a place is never free while a request that may take it waits.
+// Writes hold all places but one, which stays for syncs.
 func TestPlaceQueueOrder(t *testing.T) {
 	s := newSched(t, URing, Options{IOWQMaxWorkers: 2})
 	require.Len(t, s.places, maxInline+2)
-	held := []*callerPlace{s.awaitPlace(getRequest()), s.awaitPlace(getRequest())}
-	require.NotSame(t, held[0], held[1])
-
-	got := make(chan string, 3)
-	wait := func(name string, c Class) {
+	req := func(op Op, c Class) *request {
 		r := getRequest()
-		r.class = c
+		r.op, r.class = op, c
+		return r
+	}
+	queued := func(r *request) bool {
+		s.blocked.mu.Lock()
+		defer s.blocked.mu.Unlock()
+		for k := range s.blocked.first {
+			for q := s.blocked.first[k]; q != nil; q = q.next {
+				if q == r {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	got := make(chan string, 4)
+	wait := func(name string, r *request) {
 		go func() {
 			p := s.awaitPlace(r)
 			got <- name
 			s.freePlace(p)
 		}()
-		// Queued before the next one.
-		require.Eventually(t, func() bool {
-			s.blocked.mu.Lock()
-			defer s.blocked.mu.Unlock()
-			for q := s.blocked.first[0]; q != nil; q = q.next {
-				if q == r {
-					return true
-				}
-			}
-			for q := s.blocked.first[1]; q != nil; q = q.next {
-				if q == r {
-					return true
-				}
-			}
-			return false
-		}, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return queued(r) }, 5*time.Second, time.Millisecond)
 	}
-	wait("background 1", Background)
-	wait("background 2", Unclassified)
-	wait("latency", Latency)
+
+	held := []*callerPlace{s.awaitPlace(req(OpFsync, Background)), s.awaitPlace(req(OpFdatasync, Unclassified))}
+	require.NotSame(t, held[0], held[1])
+	wait("write 1", req(OpWrite, Background))
+	wait("sync", req(OpFdatasync, Background))
+	wait("write 2", req(OpWrite, Unclassified))
+	wait("latency", req(OpFdatasync, Latency))
 	s.freePlace(held[0])
-	require.Equal(t, "latency", <-got)
-	require.Equal(t, "background 1", <-got)
-	require.Equal(t, "background 2", <-got)
-	s.freePlace(held[1])
-	for i := maxInline; i < len(s.places); i++ {
-		require.False(t, s.places[i].busy.Load(), "place %d still taken", i)
+	for _, want := range []string{"latency", "sync", "write 1", "write 2"} {
+		require.Equal(t, want, <-got)
 	}
+	s.freePlace(held[1])
+
+	// One write holds a place: a second write waits though a place is
+	// free, and a sync takes that place.
+	w1 := s.awaitPlace(req(OpWrite, Unclassified))
+	wait("write 3", req(OpWrite, Unclassified))
+	sync := s.awaitPlace(req(OpFsync, Unclassified))
+	require.NotSame(t, w1, sync)
+	s.freePlace(sync)
+	select {
+	case name := <-got:
+		t.Fatalf("%s took the place kept for syncs", name)
+	case <-time.After(20 * time.Millisecond):
+	}
+	s.freePlace(w1)
+	require.Equal(t, "write 3", <-got)
+	require.Eventually(t, func() bool {
+		for i := maxInline; i < len(s.places); i++ {
+			if s.places[i].busy.Load() {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Second, time.Millisecond)
+	s.blocked.mu.Lock()
+	require.Zero(t, s.blocked.writes)
+	s.blocked.mu.Unlock()
 }

@@ -45,14 +45,19 @@
 // # Bounds
 //
 // At most Options.Entries requests are in the kernel at once; callers
-// beyond that wait, they never fail. io_uring's worker threads are capped
-// (Options.IOWQMaxWorkers, default 4). When the scheduler is idle, up to
+// beyond that wait, they never fail. When the scheduler is idle, up to
 // two waiting requests at a time run inline on their callers with one
 // system call, and so do latency-class syncs whatever is in flight, in
-// the same two places (Options.NoInline turns both off); they are watched
-// for slowness and counted as the loop's requests are. Nothing polls while
-// idle: the loop spins for at most Options.Spin after its last progress,
-// then sleeps in the kernel.
+// the same two places. On io_uring, what the ring would hand to one of
+// its worker threads runs on its caller instead: syncs, fallocate and
+// unlink, and writes the kernel cannot start without blocking (sent with
+// RWF_NOWAIT, they come back), at most Options.IOWQMaxWorkers (default
+// 4) at a time, latency class first; the others wait parked. The loop
+// then never locks itself to its thread, and the process has no worker
+// threads for them. Options.NoInline turns all three off. Requests on
+// callers are watched for slowness and counted as the loop's requests
+// are. Nothing polls while idle: the loop spins for at most Options.Spin
+// after its last progress, then sleeps in the kernel.
 //
 // # Classes and statistics
 //

@@ -41,8 +41,10 @@ type Options struct {
 	// flight (a sync holds a thread while the disk flushes either way;
 	// on the caller it skips two hand-offs through the loop). At most
 	// two requests are inline at a time, so OS threads stay bounded.
-	// Inline requests are watched for slowness (SlowThreshold) like the
-	// others.
+	// On io_uring it also sends through the ring what would otherwise run
+	// on its caller because the ring would hand it to a worker thread
+	// (see IOWQMaxWorkers). Inline requests are watched for slowness
+	// (SlowThreshold) like the others.
 	NoInline bool
 	// Tracer, if set, receives every system call and every request's
 	// timeline (see Tracer). Without one the scheduler reads the clock
@@ -62,9 +64,24 @@ type Options struct {
 	// IOWQMaxWorkers caps io_uring's worker threads, bounded and
 	// unbounded each (IORING_REGISTER_IOWQ_MAX_WORKERS): the threads
 	// that run what cannot complete without blocking (fsync, fallocate,
-	// writes that extend a file, buffered writes). Default 4, or
+	// unlink, writes that extend a file, buffered writes). Default 4, or
 	// DISKIO_IOWQ_MAX_WORKERS; negative: the kernel's limits (4 x CPUs
 	// bounded). Fixed reports what the kernel accepted.
+	//
+	// Unless NoInline is set, such work does not go to the workers: it
+	// runs on its caller's thread, as os.File runs it, and this is how
+	// many such calls run at once (the default 4 when negative); the
+	// others wait, parked, and a latency-class one is next. A write goes
+	// to the ring with RWF_NOWAIT and comes back to its caller only if
+	// the kernel would block (an O_DIRECT overwrite of written blocks
+	// completes in the ring). Through a worker the work held a thread
+	// too, and each handoff through the loop waited for a P; on the
+	// caller the loop needs no worker pool of its own, so it never locks
+	// itself to its thread, which spared the runtime's template thread as
+	// well (Pebble's YCSB in direct mode: peak threads 8-13 against
+	// 10-15, with 0-2 workers against 2-4; docs/2026-11-27-measurements.md).
+	// Only readers that the kernel could not start at once still go to a
+	// worker.
 	IOWQMaxWorkers int
 	// Faults, if set, injects failures between the loop and the kernel
 	// queue, for tests (see FaultInjector). It needs the uring or aio

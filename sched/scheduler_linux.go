@@ -145,6 +145,7 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 		for i := maxInline; i < len(s.places); i++ {
 			s.places[i].blocking = true
 		}
+		s.blocked.maxWrites = max(len(s.places)-maxInline-1, 1)
 	}
 	s.clock = opts.Tracer != nil || s.statsOn
 	if b != Blocking {
