@@ -37,12 +37,13 @@ func busy(t *testing.T, s *Scheduler) (end func()) {
 }
 
 // With requests in flight, what io_uring would hand to a worker runs on
-// its caller: syncs, fallocate and unlink always, and a write the kernel
-// cannot start without blocking (one that extends an O_DIRECT file on
-// ext4) after the ring said so (RWF_NOWAIT). The loop never locks to its
-// thread (it locks before the first request that may go to a worker), so
-// the process has no template thread and no workers. With NoInline, the
-// same requests go through the ring and lock it.
+// its caller: syncs, fallocate and unlink always, and a background-class
+// write the kernel cannot start without blocking (one that extends an
+// O_DIRECT file on ext4) after the ring said so (RWF_NOWAIT). The loop
+// never locks to its thread (it locks before the first request that may
+// go to a worker), so the process has no template thread and no workers.
+// An unclassified write that would block goes to a worker, and locks the
+// loop. With NoInline, every one of them goes through the ring.
 func TestWorkOnCaller(t *testing.T) {
 	for _, noInline := range []bool{false, true} {
 		s := newSched(t, URing, Options{NoInline: noInline})
@@ -54,7 +55,7 @@ func TestWorkOnCaller(t *testing.T) {
 
 		inline := func() uint64 { return s.Stats().Inline }
 		before := inline()
-		n, err := s.WriteAt(fd, buf, 0) // extends the file
+		n, err := s.WriteAtClass(fd, buf, 0, Background) // extends the file
 		require.NoError(t, err)
 		require.Equal(t, len(buf), n)
 		extending := inline() - before
@@ -73,6 +74,15 @@ func TestWorkOnCaller(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, len(buf), n)
 		require.True(t, bytes.Equal(buf, got), "bytes read back differ")
+		locked := s.locked.Load()
+
+		// An unclassified extending write: through the ring.
+		mid := inline()
+		n, err = s.WriteAt(fd, buf, int64(8*blockSize))
+		require.NoError(t, err)
+		require.Equal(t, len(buf), n)
+		require.Equal(t, mid, inline(), "an unclassified write was made on its caller")
+		require.True(t, s.locked.Load(), "an unclassified write that may go to a worker left the loop unlocked")
 		end()
 
 		if noInline {
@@ -80,9 +90,9 @@ func TestWorkOnCaller(t *testing.T) {
 			require.True(t, s.locked.Load(), "NoInline: the loop did not lock for the ring's workers")
 			continue
 		}
-		require.EqualValues(t, 1, extending, "the extending write was not made on its caller")
+		require.EqualValues(t, 1, extending, "the extending background write was not made on its caller")
 		require.EqualValues(t, 4, blocking, "syncs, fallocate and unlink on callers")
-		require.False(t, s.locked.Load(), "the loop locked: something went to a worker")
+		require.False(t, locked, "the loop locked: something went to a worker")
 	}
 }
 
@@ -92,6 +102,7 @@ func TestOverwriteStaysInRing(t *testing.T) {
 	s := newSched(t, URing, Options{})
 	f := testenv.DirectFile(t)
 	fd := int(f.Fd())
+	require.NoError(t, s.SetClass(fd, Background))
 	buf := testenv.AlignedBuf(t, 4*blockSize)
 	fill(buf, 1)
 	_, err := s.WriteAt(fd, buf, 0)
@@ -123,9 +134,11 @@ func TestOverwriteStaysInRing(t *testing.T) {
 func TestPlaceQueueOrder(t *testing.T) {
 	s := newSched(t, URing, Options{IOWQMaxWorkers: 2})
 	require.Len(t, s.places, maxInline+2)
+	fd := int32(10)
 	req := func(op Op, c Class) *request {
 		r := getRequest()
-		r.op, r.class = op, c
+		fd++
+		r.op, r.class, r.fd = op, c, fd // writes to other files
 		return r
 	}
 	queued := func(r *request) bool {
@@ -187,4 +200,80 @@ func TestPlaceQueueOrder(t *testing.T) {
 	s.blocked.mu.Lock()
 	require.Zero(t, s.blocked.writes)
 	s.blocked.mu.Unlock()
+}
+
+// Writes to one descriptor that come back from the ring run in one place,
+// one after another; writes to another descriptor take a place of their
+// own.
+func TestWritesQueueBehindTheirFile(t *testing.T) {
+	s := newSched(t, URing, Options{IOWQMaxWorkers: 4})
+	w := func(fd int32) *request {
+		r := getRequest()
+		r.op, r.fd = OpWrite, fd
+		return r
+	}
+	r1, r2, r3, r4 := w(5), w(5), w(6), w(5)
+	p := s.awaitPlace(r1)
+	require.NotNil(t, p)
+	require.Nil(t, s.awaitPlace(r2), "a second write to fd 5 took a place")
+	p6 := s.awaitPlace(r3)
+	require.NotNil(t, p6)
+	require.NotSame(t, p, p6)
+	require.Nil(t, s.awaitPlace(r4))
+	require.Same(t, r2, s.nextWrite(p))
+	require.Same(t, r4, s.nextWrite(p))
+	require.Nil(t, s.nextWrite(p))
+	require.False(t, p.busy.Load(), "the place was not freed with its queue empty")
+	require.Nil(t, s.nextWrite(p6))
+	s.blocked.mu.Lock()
+	require.Zero(t, s.blocked.writes)
+	s.blocked.mu.Unlock()
+}
+
+// Many goroutines extending one O_DIRECT file of the background class
+// and syncing it, with the scheduler busy, so that every write comes back
+// from the ring and goes through one place: every byte lands where it
+// was written.
+func TestConcurrentExtendingWrites(t *testing.T) {
+	s := newSched(t, URing, Options{})
+	end := busy(t, s)
+	defer end()
+	f := testenv.DirectFile(t)
+	fd := int(f.Fd())
+	require.NoError(t, s.SetClass(fd, Background))
+	const writers, each = 32, 8
+	done := make(chan error, writers)
+	for g := range writers {
+		go func() {
+			buf := testenv.AlignedBuf(t, blockSize)
+			for k := range each {
+				fill(buf, g*each+k)
+				off := int64(k*writers+g) * blockSize
+				if _, err := s.WriteAt(fd, buf, off); err != nil {
+					done <- err
+					return
+				}
+				if err := s.Fsync(fd); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range writers {
+		require.NoError(t, <-done)
+	}
+	require.Positive(t, s.Stats().Inline, "no write came back to its caller")
+	require.False(t, s.locked.Load())
+	got := testenv.AlignedBuf(t, blockSize)
+	want := make([]byte, blockSize)
+	for g := range writers {
+		for k := range each {
+			_, err := s.ReadAt(fd, got, int64(k*writers+g)*blockSize)
+			require.NoError(t, err)
+			fill(want, g*each+k)
+			require.True(t, bytes.Equal(want, got), "block of writer %d, write %d", g, k)
+		}
+	}
 }

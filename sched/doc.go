@@ -50,11 +50,12 @@
 // system call, and so do latency-class syncs whatever is in flight, in
 // the same two places. On io_uring, what the ring would hand to one of
 // its worker threads runs on its caller instead: syncs, fallocate and
-// unlink, and writes the kernel cannot start without blocking (sent with
-// RWF_NOWAIT, they come back), at most Options.IOWQMaxWorkers (default
-// 4) at a time, latency class first; the others wait parked. The loop
-// then never locks itself to its thread, and the process has no worker
-// threads for them. Options.NoInline turns all three off. Requests on
+// unlink, and background-class writes the kernel cannot start without
+// blocking (sent with RWF_NOWAIT, they come back), at most
+// Options.IOWQMaxWorkers (default 4) at a time, latency class first; the
+// others wait parked. Without other writes that would block, the loop
+// never locks itself to its thread and the process has no worker
+// threads. Options.NoInline turns all three off. Requests on
 // callers are watched for slowness and counted as the loop's requests
 // are. Nothing polls while idle: the loop spins for at most Options.Spin
 // after its last progress, then sleeps in the kernel.

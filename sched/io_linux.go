@@ -39,11 +39,13 @@ func (s *Scheduler) do(r *request) (int, error) {
 	if s.workOnCaller {
 		if blocksWorker(r.op) {
 			// io_uring would run it on a worker: run it here.
-			s.runAt(s.awaitPlace(r), r)
+			s.onCaller(r)
 			c.inline = true
 			return c.Wait()
 		}
-		if r.op == OpWrite {
+		if r.op == OpWrite && r.class == Background {
+			// Back to its caller if it would block, instead of
+			// to a worker (caller_linux.go says why only these).
 			r.rwf |= unix.RWF_NOWAIT
 			r.tryNowait = true
 		}
@@ -55,7 +57,7 @@ func (s *Scheduler) do(r *request) (int, error) {
 		// caller makes the rest.
 		r.err, r.tryNowait = nil, false
 		r.rwf &^= unix.RWF_NOWAIT
-		s.runAt(s.awaitPlace(r), r)
+		s.onCaller(r)
 		return s.finishCall(r, true)
 	}
 	return s.finishCall(r, false)

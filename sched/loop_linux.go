@@ -397,7 +397,7 @@ func (l *loop) complete(c completion) bool {
 		return false
 	}
 	r.tComplete = l.now
-	if r.bounded && l.clock {
+	if r.bounded && l.clock && r.err != errWouldBlock {
 		l.cls.adapt(l.now - r.tSubmit)
 	}
 	if r.slowReports > 0 {

@@ -68,20 +68,20 @@ type Options struct {
 	// DISKIO_IOWQ_MAX_WORKERS; negative: the kernel's limits (4 x CPUs
 	// bounded). Fixed reports what the kernel accepted.
 	//
-	// Unless NoInline is set, such work does not go to the workers: it
-	// runs on its caller's thread, as os.File runs it, and this is how
-	// many such calls run at once (the default 4 when negative); the
-	// others wait, parked, and a latency-class one is next. A write goes
-	// to the ring with RWF_NOWAIT and comes back to its caller only if
-	// the kernel would block (an O_DIRECT overwrite of written blocks
-	// completes in the ring). Through a worker the work held a thread
-	// too, and each handoff through the loop waited for a P; on the
-	// caller the loop needs no worker pool of its own, so it never locks
-	// itself to its thread, which spared the runtime's template thread as
-	// well (Pebble's YCSB in direct mode: peak threads 8-13 against
-	// 10-15, with 0-2 workers against 2-4; docs/2026-11-27-measurements.md).
-	// Only readers that the kernel could not start at once still go to a
-	// worker.
+	// Unless NoInline is set, syncs, fallocate and unlink do not go to
+	// the workers, nor do background-class writes (SetClass) that would
+	// block: they run on their caller's thread, as os.File runs them, and
+	// this is how many such calls run at once (the default 4 when
+	// negative); the others wait, parked, and a latency-class one is
+	// next. A background write goes to the ring with RWF_NOWAIT and comes
+	// back to its caller only if the kernel would block (an O_DIRECT
+	// overwrite of written blocks completes in the ring). Through a
+	// worker the work held a thread too, and each handoff through the
+	// loop waited for a P; when nothing goes to a worker, the loop never
+	// locks itself to its thread, which spares the runtime's template
+	// thread as well. Other writes that would block still go to the
+	// workers, which serve many writers of one file with syncs better
+	// (sched/caller_linux.go has the measurements).
 	IOWQMaxWorkers int
 	// Faults, if set, injects failures between the loop and the kernel
 	// queue, for tests (see FaultInjector). It needs the uring or aio
