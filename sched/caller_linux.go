@@ -23,8 +23,9 @@ import (
 //     a synced insert's p50 went from 8.8-15 ms to 5.4-6.0 ms, and its
 //     p99 from 6.2x the default file system's to 1.9-2.6x (2026-11-27);
 //   - on io_uring, work the ring would hand to one of its worker threads:
-//     fsync, fdatasync, fallocate and unlink (blocksWorker), and a
-//     background-class write the kernel cannot start without blocking.
+//     fsync, fdatasync, fallocate and unlink (blocksWorker), and a write
+//     of the latency or background class that the kernel cannot start
+//     without blocking.
 //     Such a write is sent to the ring with RWF_NOWAIT; an O_DIRECT
 //     overwrite of written blocks completes there, while one that extends
 //     the file (ext4 takes the inode's lock for it), or a buffered one,
@@ -33,7 +34,9 @@ import (
 //     had to lock itself to one thread so that the ring kept a single
 //     worker pool, which started the runtime's template thread too.
 //
-// Other writes still go to the workers when they would block: where many
+// Unclassified writes still go to the workers when they would block, as
+// they did before classes (a program that classifies its files says what
+// they are; one that does not gets the ring's behaviour): where many
 // goroutines write one file and sync it (group commit), io_uring's worker
 // runs the writes back to back while the syncs run beside them, and its
 // syncs then cover many writes each. 64 goroutines each writing 4 KiB to
@@ -44,8 +47,9 @@ import (
 // with each caller making its own (os.File's way): the syncs, each quick
 // on its own thread, ran back to back and covered 1.3-1.6 writes each
 // (2,502-3,037 syncs for 4,096 writes, against 278 through the workers).
-// Background writes (compactions, flushes, a table written front to back)
-// rarely have many writers per file, and take no worker.
+// Classified files are an engine's: a WAL written by one flusher, tables
+// written front to back by a flush or a compaction, which rarely have many
+// writers per file.
 //
 // The first two share maxInline places; a request finding none free goes
 // through the loop (or to the third kind's places, if it is of that
@@ -259,8 +263,8 @@ func (s *Scheduler) runAt(p *callerPlace, r *request) {
 }
 
 // onCaller runs r on its caller in a place for blocking work: a sync,
-// fallocate or unlink, or the rest of a background-class write that came
-// back from the ring (it would block).
+// fallocate or unlink, or the rest of a classified write that came back
+// from the ring (it would block).
 //
 // Writes to one descriptor run one after another in one place, as
 // io_uring's workers run them (it hashes writes to a regular file by

@@ -37,7 +37,7 @@ func busy(t *testing.T, s *Scheduler) (end func()) {
 }
 
 // With requests in flight, what io_uring would hand to a worker runs on
-// its caller: syncs, fallocate and unlink always, and a background-class
+// its caller: syncs, fallocate and unlink always, and a classified (here background)
 // write the kernel cannot start without blocking (one that extends an
 // O_DIRECT file on ext4) after the ring said so (RWF_NOWAIT). The loop
 // never locks to its thread (it locks before the first request that may

@@ -50,8 +50,9 @@
 // system call, and so do latency-class syncs whatever is in flight, in
 // the same two places. On io_uring, what the ring would hand to one of
 // its worker threads runs on its caller instead: syncs, fallocate and
-// unlink, and background-class writes the kernel cannot start without
-// blocking (sent with RWF_NOWAIT, they come back), at most
+// unlink, and writes of the latency and background classes that the
+// kernel cannot start without blocking (sent with RWF_NOWAIT, they come
+// back), at most
 // Options.IOWQMaxWorkers (default 4) at a time, latency class first; the
 // others wait parked. Without other writes that would block, the loop
 // never locks itself to its thread and the process has no worker

@@ -43,7 +43,7 @@ func (s *Scheduler) do(r *request) (int, error) {
 			c.inline = true
 			return c.Wait()
 		}
-		if r.op == OpWrite && r.class == Background {
+		if r.op == OpWrite && r.class != Unclassified {
 			// Back to its caller if it would block, instead of
 			// to a worker (caller_linux.go says why only these).
 			r.rwf |= unix.RWF_NOWAIT

@@ -69,18 +69,19 @@ type Options struct {
 	// bounded). Fixed reports what the kernel accepted.
 	//
 	// Unless NoInline is set, syncs, fallocate and unlink do not go to
-	// the workers, nor do background-class writes (SetClass) that would
-	// block: they run on their caller's thread, as os.File runs them, and
+	// the workers, nor do writes of the latency and background classes
+	// (SetClass) that would block: they run on their caller's thread, as
+	// os.File runs them, and
 	// this is how many such calls run at once (the default 4 when
 	// negative); the others wait, parked, and a latency-class one is
-	// next. A background write goes to the ring with RWF_NOWAIT and comes
+	// next. Such a write goes to the ring with RWF_NOWAIT and comes
 	// back to its caller only if the kernel would block (an O_DIRECT
 	// overwrite of written blocks completes in the ring). Through a
 	// worker the work held a thread too, and each handoff through the
 	// loop waited for a P; when nothing goes to a worker, the loop never
 	// locks itself to its thread, which spares the runtime's template
-	// thread as well. Other writes that would block still go to the
-	// workers, which serve many writers of one file with syncs better
+	// thread as well. Unclassified writes that would block still go to
+	// the workers, which serve many writers of one file with syncs better
 	// (sched/caller_linux.go has the measurements).
 	IOWQMaxWorkers int
 	// Faults, if set, injects failures between the loop and the kernel

@@ -164,7 +164,7 @@ type Stats struct {
 	Queued int
 	// Inline counts requests their caller ran itself with a system call:
 	// the idle fast path, latency-class syncs, on io_uring what the ring
-	// would hand to a worker (syncs, fallocate, unlink, background writes
+	// would hand to a worker (syncs, fallocate, unlink, classified writes
 	// that would block), the blocking backend, and NOP, fallocate and unlink on
 	// Linux AIO. They are in Ops too.
 	Inline uint64

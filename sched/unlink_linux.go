@@ -13,13 +13,15 @@ import (
 // removes an empty directory). The error is a bare syscall.Errno, or
 // ErrClosed.
 //
-// On io_uring (Linux 5.11 and later) it runs on one of the ring's worker
-// threads, as an fsync does: removing a file's last name frees its
-// blocks, which takes a large file milliseconds (more on a filesystem
-// mounted with discard), and as a system call would hold a thread of the
-// caller's process as long. Where the ring has no such operation (the
-// opcode probe New makes says so), and on the other backends, it is the
-// system call on the caller.
+// Removing a file's last name frees its blocks, which takes a large file
+// milliseconds (more on a filesystem mounted with discard), and holds a
+// thread as long. On io_uring (Linux 5.11 and later) it is one of the
+// operations the scheduler makes on its caller's thread, as it makes an
+// fsync, at most as many at once as the worker cap
+// (Options.IOWQMaxWorkers; the others wait parked); with Options.NoInline
+// it is IORING_OP_UNLINKAT on one of the ring's worker threads. Where the
+// ring has no such operation (the opcode probe New makes says so), and on
+// the other backends, it is the system call on the caller.
 func (s *Scheduler) Unlinkat(dirfd int, path string, flags int) error {
 	if strings.IndexByte(path, 0) >= 0 {
 		return unix.EINVAL
