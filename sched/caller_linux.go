@@ -34,6 +34,13 @@ import (
 //     had to lock itself to one thread so that the ring kept a single
 //     worker pool, which started the runtime's template thread too.
 //
+// Once something has gone to the workers (the loop locked itself for it),
+// the third kind goes there too: the pool is there, and work for it adds
+// no thread beyond the cap, where callers' places would add theirs
+// (TestWriterThreadsBounded: 64 unclassified writers extending their files
+// and syncing them peaked at 14 threads, the limit, with syncs on callers
+// beside 4 workers).
+//
 // Unclassified writes still go to the workers when they would block, as
 // they did before classes (a program that classifies its files says what
 // they are; one that does not gets the ring's behaviour): where many

@@ -43,7 +43,8 @@ func busy(t *testing.T, s *Scheduler) (end func()) {
 // never locks to its thread (it locks before the first request that may
 // go to a worker), so the process has no template thread and no workers.
 // An unclassified write that would block goes to a worker, and locks the
-// loop. With NoInline, every one of them goes through the ring.
+// loop; from then on syncs go to the workers too. With NoInline, every one
+// of them goes through the ring.
 func TestWorkOnCaller(t *testing.T) {
 	for _, noInline := range []bool{false, true} {
 		s := newSched(t, URing, Options{NoInline: noInline})
@@ -83,6 +84,9 @@ func TestWorkOnCaller(t *testing.T) {
 		require.Equal(t, len(buf), n)
 		require.Equal(t, mid, inline(), "an unclassified write was made on its caller")
 		require.True(t, s.locked.Load(), "an unclassified write that may go to a worker left the loop unlocked")
+		// The ring has its worker pool now: syncs go there.
+		require.NoError(t, s.Fsync(fd))
+		require.Equal(t, mid, inline(), "a sync was made on its caller beside the ring's workers")
 		end()
 
 		if noInline {

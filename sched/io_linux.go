@@ -36,7 +36,10 @@ func (s *Scheduler) do(r *request) (int, error) {
 			return c.Wait()
 		}
 	}
-	if s.workOnCaller {
+	if s.workOnCaller && !s.locked.Load() {
+		// Once the loop has locked itself for an unclassified write
+		// that may go to a worker, the ring has its worker pool, and
+		// work for it adds no thread beyond the cap: it goes there.
 		if blocksWorker(r.op) {
 			// io_uring would run it on a worker: run it here.
 			s.onCaller(r)

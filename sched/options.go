@@ -82,7 +82,9 @@ type Options struct {
 	// locks itself to its thread, which spares the runtime's template
 	// thread as well. Unclassified writes that would block still go to
 	// the workers, which serve many writers of one file with syncs better
-	// (sched/caller_linux.go has the measurements).
+	// (sched/caller_linux.go has the measurements), and once one has, the
+	// rest of such work goes there too: the pool exists, and callers
+	// would add threads beside it.
 	IOWQMaxWorkers int
 	// Faults, if set, injects failures between the loop and the kernel
 	// queue, for tests (see FaultInjector). It needs the uring or aio
