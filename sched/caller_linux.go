@@ -48,7 +48,7 @@ import (
 // runs the writes back to back while the syncs run beside them, and its
 // syncs then cover many writes each. 64 goroutines each writing 4 KiB to
 // one new O_DIRECT file and syncing it (2026-11-27): 2.0-2.4x os.File
-// through the workers; with the writes on callers, 0.50-0.61x with a
+// through the workers; with the writes on callers, 0.48-0.61x with a
 // place per write (contending for the inode's lock), 0.55x one place at a
 // time, 0.46-0.80x queued in one place per file (onCaller), and 0.55-0.57x
 // with each caller making its own (os.File's way): the syncs, each quick
