@@ -30,7 +30,9 @@ import (
 //     overwrite of written blocks completes there, while one that extends
 //     the file (ext4 takes the inode's lock for it), or a buffered one,
 //     comes back at once with EAGAIN (errWouldBlock) and its caller makes
-//     the rest. Through a worker it held a thread as long, and the loop
+//     the rest. Only calls that wait do so (WriteAt, WriteAtClass, a
+//     File's writes): a started Call or a Batch keeps its caller going,
+//     so its writes go to the workers as before. Through a worker it held a thread as long, and the loop
 //     had to lock itself to one thread so that the ring kept a single
 //     worker pool, which started the runtime's template thread too.
 //

@@ -71,19 +71,20 @@ type Options struct {
 	// Unless NoInline is set, syncs, fallocate and unlink do not go to
 	// the workers, nor do writes of the latency and background classes
 	// (SetClass) that would block: they run on their caller's thread, as
-	// os.File runs them, and
-	// this is how many such calls run at once (the default 4 when
-	// negative); the others wait, parked, and a latency-class one is
-	// next. Such a write goes to the ring with RWF_NOWAIT and comes
-	// back to its caller only if the kernel would block (an O_DIRECT
-	// overwrite of written blocks completes in the ring). Through a
-	// worker the work held a thread too, and each handoff through the
-	// loop waited for a P; when nothing goes to a worker, the loop never
-	// locks itself to its thread, which spares the runtime's template
-	// thread as well. Unclassified writes that would block still go to
-	// the workers, which serve many writers of one file with syncs better
-	// (sched/caller_linux.go has the measurements), and once one has, the
-	// rest of such work goes there too: the pool exists, and callers
+	// os.File runs them, and this is how many such calls run at once
+	// (the default 4 when negative); the others wait, parked, and a
+	// latency-class one is next (started Calls and Batches, whose
+	// callers go on, still use the workers). Such a write goes to the
+	// ring with RWF_NOWAIT and comes back to its caller only if the
+	// kernel would block (an O_DIRECT overwrite of written blocks
+	// completes in the ring). Through a worker the work held a thread
+	// too, and each handoff through the loop waited for a P; when
+	// nothing goes to a worker, the loop never locks itself to its
+	// thread, which spares the runtime's template thread as well.
+	// Unclassified writes that would block still go to the workers,
+	// which serve many writers of one file with syncs better
+	// (sched/caller_linux.go has the measurements), and once one has,
+	// the rest of such work goes there too: the pool exists, and callers
 	// would add threads beside it.
 	IOWQMaxWorkers int
 	// Faults, if set, injects failures between the loop and the kernel
