@@ -25,15 +25,15 @@ import (
 //   - on io_uring, work the ring would hand to one of its worker threads:
 //     fsync, fdatasync, fallocate and unlink (blocksWorker), and a write
 //     of the latency or background class that the kernel cannot start
-//     without blocking.
-//     Such a write is sent to the ring with RWF_NOWAIT; an O_DIRECT
-//     overwrite of written blocks completes there, while one that extends
-//     the file (ext4 takes the inode's lock for it), or a buffered one,
-//     comes back at once with EAGAIN (errWouldBlock) and its caller makes
-//     the rest. Only calls that wait do so (WriteAt, WriteAtClass, a
-//     File's writes): a started Call or a Batch keeps its caller going,
-//     so its writes go to the workers as before. Through a worker it held a thread as long, and the loop
-//     had to lock itself to one thread so that the ring kept a single
+//     without blocking. Such a write is sent to the ring with
+//     RWF_NOWAIT; an O_DIRECT overwrite of written blocks completes
+//     there, while one that extends the file (ext4 takes the inode's lock
+//     for it), or a buffered one, comes back at once with EAGAIN
+//     (errWouldBlock) and its caller makes the rest. Only calls that wait
+//     do so (WriteAt, WriteAtClass, a File's writes): a started Call or a
+//     Batch keeps its caller going, so its writes go to the workers as
+//     before. Through a worker such work held a thread as long, and the
+//     loop had to lock itself to one thread so that the ring kept a single
 //     worker pool, which started the runtime's template thread too.
 //
 // Once something has gone to the workers (the loop locked itself for it),
@@ -84,11 +84,11 @@ type callerPlace struct {
 	busy     atomic.Bool // taken (takePlace, awaitPlace); freed by freePlace
 	blocking bool        // one of the places for work io_uring would hand to a worker
 	// Under placeQueue.mu: write, the place runs writes to fd
-	// (placeQueue.writes); next and last, the writes to fd queued
-	// behind the one running, linked by request.next (onCaller).
-	write      bool
-	fd         int32
-	next, last *request
+	// (placeQueue.writes); queued, the writes to fd waiting behind the
+	// one running (onCaller).
+	write  bool
+	fd     int32
+	queued reqList
 
 	mu sync.Mutex // guards r against the watch
 	r  *request   // the request running, while watched
@@ -118,10 +118,36 @@ type callerWatch struct {
 // reason). A freed place goes to the first waiter it may go to, so it
 // never sits free while one waits.
 type placeQueue struct {
-	mu          sync.Mutex
-	first, last [3]*request
-	writes      int // places held by writes
-	maxWrites   int
+	mu        sync.Mutex
+	waiting   [3]reqList // by placeRank
+	writes    int        // places held by writes
+	maxWrites int
+}
+
+// reqList is a FIFO list of requests linked by request.next.
+type reqList struct{ first, last *request }
+
+func (l *reqList) push(r *request) {
+	r.next = nil
+	if l.last == nil {
+		l.first = r
+	} else {
+		l.last.next = r
+	}
+	l.last = r
+}
+
+// pop takes the first request, or returns nil.
+func (l *reqList) pop() *request {
+	r := l.first
+	if r == nil {
+		return nil
+	}
+	if l.first = r.next; l.first == nil {
+		l.last = nil
+	}
+	r.next = nil
+	return r
 }
 
 // placeRank is r's list in a placeQueue.
@@ -167,13 +193,7 @@ func (s *Scheduler) awaitPlace(r *request) *callerPlace {
 		for i := maxInline; i < len(s.places); i++ {
 			if p := &s.places[i]; p.write && p.fd == r.fd {
 				// Behind the writes to the same file running there.
-				r.next = nil
-				if p.last == nil {
-					p.next = r
-				} else {
-					p.last.next = r
-				}
-				p.last = r
+				p.queued.push(r)
 				q.mu.Unlock()
 				return nil
 			}
@@ -192,13 +212,7 @@ func (s *Scheduler) awaitPlace(r *request) *callerPlace {
 			}
 		}
 	}
-	r.next = nil
-	if q.last[k] == nil {
-		q.first[k] = r
-	} else {
-		q.last[k].next = r
-	}
-	q.last[k] = r
+	q.waiting[k].push(r)
 	q.mu.Unlock()
 	<-r.wake // freePlace hands one over
 	p := r.place
@@ -226,19 +240,19 @@ func (s *Scheduler) freePlaceLocked(p *callerPlace) {
 		q.writes--
 		p.write = false
 	}
-	for k := range q.first {
-		r := q.first[k]
-		if r == nil || k == 2 && q.writes >= q.maxWrites {
+	for k := range q.waiting {
+		if k == 2 && q.writes >= q.maxWrites {
 			continue
 		}
-		if q.first[k] = r.next; q.first[k] == nil {
-			q.last[k] = nil
+		r := q.waiting[k].pop()
+		if r == nil {
+			continue
 		}
 		if k == 2 {
 			q.writes++
 			p.write, p.fd = true, r.fd
 		}
-		r.next, r.place = nil, p
+		r.place = p
 		q.mu.Unlock()
 		r.wake <- struct{}{}
 		return
@@ -300,15 +314,11 @@ func (s *Scheduler) onCaller(r *request) {
 func (s *Scheduler) nextWrite(p *callerPlace) *request {
 	q := &s.blocked
 	q.mu.Lock()
-	r := p.next
+	r := p.queued.pop()
 	if r == nil {
 		s.freePlaceLocked(p)
 		return nil
 	}
-	if p.next = r.next; p.next == nil {
-		p.last = nil
-	}
-	r.next = nil
 	q.mu.Unlock()
 	return r
 }

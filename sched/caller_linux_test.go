@@ -148,8 +148,8 @@ func TestPlaceQueueOrder(t *testing.T) {
 	queued := func(r *request) bool {
 		s.blocked.mu.Lock()
 		defer s.blocked.mu.Unlock()
-		for k := range s.blocked.first {
-			for q := s.blocked.first[k]; q != nil; q = q.next {
+		for k := range s.blocked.waiting {
+			for q := s.blocked.waiting[k].first; q != nil; q = q.next {
 				if q == r {
 					return true
 				}

@@ -139,13 +139,14 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 	s.statsOn = !opts.noStats
 	s.syncOnCaller = !s.noInline && !opts.Classes.Off && b != Blocking
 	s.workOnCaller = !s.noInline && b == URing
-	s.places = make([]callerPlace, maxInline, maxInline+callerWorkers(opts.IOWQMaxWorkers))
+	n := maxInline
 	if s.workOnCaller {
-		s.places = s.places[:cap(s.places)]
-		for i := maxInline; i < len(s.places); i++ {
-			s.places[i].blocking = true
-		}
-		s.blocked.maxWrites = max(len(s.places)-maxInline-1, 1)
+		n += callerWorkers(opts.IOWQMaxWorkers)
+		s.blocked.maxWrites = max(n-maxInline-1, 1)
+	}
+	s.places = make([]callerPlace, n)
+	for i := maxInline; i < n; i++ {
+		s.places[i].blocking = true
 	}
 	s.clock = opts.Tracer != nil || s.statsOn
 	if b != Blocking {
