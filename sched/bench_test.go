@@ -286,3 +286,41 @@ func BenchmarkOnCaller(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBlockedWrites is what the ring's round trip costs a classified
+// write the kernel cannot make without blocking (here a buffered one,
+// which ext4 refuses under RWF_NOWAIT) while the loop has work in flight:
+// "probe" sends each to the ring first (the descriptor classified afresh
+// before each write), "skip" lets the file's writes go to their caller
+// once one has come back (nowaitProbe).
+func BenchmarkBlockedWrites(b *testing.B) {
+	for _, probe := range []bool{true, false} {
+		name := map[bool]string{true: "probe", false: "skip"}[probe]
+		b.Run(name, func(b *testing.B) {
+			s := newSched(b, URing, Options{})
+			end := busy(b, s)
+			defer end()
+			f, err := os.CreateTemp(b.TempDir(), "wal")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			fd := int(f.Fd())
+			buf := make([]byte, 4096)
+			if err := s.SetClass(fd, Latency); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if probe {
+					_ = s.SetClass(fd, Latency)
+				}
+				if _, err := s.WriteAt(fd, buf, int64(i%4096)*4096); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}

@@ -29,12 +29,15 @@ import (
 //     RWF_NOWAIT; an O_DIRECT overwrite of written blocks completes
 //     there, while one that extends the file (ext4 takes the inode's lock
 //     for it), or a buffered one, comes back at once with EAGAIN
-//     (errWouldBlock) and its caller makes the rest. Only calls that wait
-//     do so (WriteAt, WriteAtClass, a File's writes): a started Call or a
-//     Batch keeps its caller going, so its writes go to the workers as
-//     before. Through a worker such work held a thread as long, and the
-//     loop had to lock itself to one thread so that the ring kept a single
-//     worker pool, which started the runtime's template thread too.
+//     (errWouldBlock) and its caller makes the rest. Once one has come
+//     back, the file's next writes go straight to their callers, all but
+//     one in nowaitProbe, which tries the ring again (class_linux.go).
+//     Only calls that wait do so (WriteAt, WriteAtClass, a File's
+//     writes): a started Call or a Batch keeps its caller going, so its
+//     writes go to the workers as before. Through a worker such work held
+//     a thread as long, and the loop had to lock itself to one thread so
+//     that the ring kept a single worker pool, which started the
+//     runtime's template thread too.
 //
 // Once something has gone to the workers (the loop locked itself for it),
 // the third kind goes there too: the pool is there, and work for it adds

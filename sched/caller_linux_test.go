@@ -18,7 +18,7 @@ import (
 // busy keeps one read in flight in s's loop (from an empty pipe, which
 // io_uring polls without a worker) until the returned function ends it,
 // so that s's later requests do not take the idle fast path.
-func busy(t *testing.T, s *Scheduler) (end func()) {
+func busy(t testing.TB, s *Scheduler) (end func()) {
 	t.Helper()
 	pr, pw, err := os.Pipe()
 	require.NoError(t, err)
@@ -128,6 +128,65 @@ func TestOverwriteStaysInRing(t *testing.T) {
 	_, err = s.ReadAt(fd, got, 0)
 	require.NoError(t, err)
 	require.True(t, bytes.Equal(buf, got))
+	require.False(t, s.locked.Load())
+}
+
+// Once a classified write to a file has come back from the ring, the
+// file's next writes go to their callers without trying the ring, but for
+// one in nowaitProbe; giving the descriptor its class again (a new file
+// on it) starts over.
+func TestBlockedWritesSkipRing(t *testing.T) {
+	rec := &recorder{}
+	s := newSched(t, URing, Options{Tracer: rec})
+	end := busy(t, s)
+	defer end()
+	f := testenv.DirectFile(t)
+	fd := int(f.Fd())
+	require.NoError(t, s.SetClass(fd, Background))
+	buf := testenv.AlignedBuf(t, blockSize)
+	writes := func() []RequestEvent {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		var ws []RequestEvent
+		for _, ev := range rec.requests {
+			if ev.Op == OpWrite && int(ev.Fd) == fd {
+				ws = append(ws, ev)
+			}
+		}
+		return ws
+	}
+	for i := range nowaitProbe {
+		fill(buf, i)
+		n, err := s.WriteAt(fd, buf, int64(i)*blockSize) // extends the file
+		require.NoError(t, err)
+		require.Equal(t, blockSize, n)
+	}
+	ws := writes()
+	require.Len(t, ws, nowaitProbe)
+	for i, ev := range ws {
+		require.True(t, ev.Inline, "write %d: an extending write was made in the ring", i)
+		tried := ev.Submits > 1 // the ring's, then its caller's
+		require.Equal(t, i == 0 || i == nowaitProbe-1, tried, "write %d: tried in the ring", i)
+	}
+	got := testenv.AlignedBuf(t, blockSize)
+	_, err := s.ReadAt(fd, got, 7*blockSize)
+	require.NoError(t, err)
+	fill(buf, 7)
+	require.True(t, bytes.Equal(buf, got))
+
+	// The descriptor classified again: overwrites are tried in the ring,
+	// where they stay.
+	require.NoError(t, s.SetClass(fd, Background))
+	for i := range 2 {
+		fill(buf, 100+i)
+		_, err := s.WriteAt(fd, buf, 0)
+		require.NoError(t, err)
+		ev := writes()[nowaitProbe+i]
+		if ev.Inline {
+			require.Greater(t, ev.Submits, int32(1), "overwrite %d not tried in the ring", i)
+			t.Skipf("this filesystem cannot overwrite O_DIRECT without blocking (%s)", os.TempDir())
+		}
+	}
 	require.False(t, s.locked.Load())
 }
 

@@ -47,6 +47,12 @@ func (s *Scheduler) do(r *request) (int, error) {
 			return c.Wait()
 		}
 		if r.op == OpWrite && r.class != Unclassified {
+			if s.classes.skipRing(r.fd) {
+				// Its file's writes come back from the ring.
+				s.onCaller(r)
+				c.inline = true
+				return c.Wait()
+			}
 			// Back to its caller if it would block, instead of
 			// to a worker (caller_linux.go says why only these).
 			r.rwf |= unix.RWF_NOWAIT
@@ -55,6 +61,9 @@ func (s *Scheduler) do(r *request) (int, error) {
 	}
 	s.send(r)
 	s.await(r)
+	if r.tryNowait {
+		s.classes.triedRing(r.fd, r.err == errWouldBlock)
+	}
 	if r.err == errWouldBlock {
 		// The ring made what it could without blocking; the
 		// caller makes the rest.
