@@ -7,6 +7,7 @@ require (
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/diskio-go/diskio v0.0.0
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/exp v0.0.0-20261113113407-e3970619a1a4
 	golang.org/x/sys v0.49.0
 )
 
@@ -39,7 +40,6 @@ require (
 	github.com/prometheus/procfs v0.10.1 // indirect
 	github.com/rogpeppe/go-internal v1.14.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/exp v0.0.0-20230626212559-97b1e661b5df // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/protobuf v1.33.0 // indirect
 )
