@@ -52,13 +52,12 @@
 // its worker threads runs on its caller instead: syncs, fallocate and
 // unlink, and writes of the latency and background classes that the
 // kernel cannot start without blocking (sent with RWF_NOWAIT, they come
-// back), at most
-// Options.IOWQMaxWorkers (default 4) at a time, latency class first; the
-// others wait parked. Without unclassified writes that would block, the
-// loop never locks itself to its thread and the process has no worker
-// threads; after one, the ring has its workers, and all such work goes to
-// them. Options.NoInline turns all three off. Requests on
-// callers are watched for slowness and counted as the loop's requests
+// back), at most Options.IOWQMaxWorkers (default 4) at a time, latency
+// class first; the others wait parked. Without unclassified writes that
+// would block, the loop never locks itself to its thread and the process
+// has no worker threads; after one, the ring has its workers, and all
+// such work goes to them. Options.NoInline turns all three off. Requests
+// on callers are watched for slowness and counted as the loop's requests
 // are. Nothing polls while idle: the loop spins for at most Options.Spin
 // after its last progress, then sleeps in the kernel.
 //

@@ -40,19 +40,15 @@ func (s *Scheduler) do(r *request) (int, error) {
 		// Once the loop has locked itself for an unclassified write
 		// that may go to a worker, the ring has its worker pool, and
 		// work for it adds no thread beyond the cap: it goes there.
-		if blocksWorker(r.op) {
-			// io_uring would run it on a worker: run it here.
+		classified := r.op == OpWrite && r.class != Unclassified
+		if blocksWorker(r.op) || classified && s.classes.skipRing(r.fd) {
+			// io_uring would run it on a worker, or its file's
+			// writes come back from the ring: run it here.
 			s.onCaller(r)
 			c.inline = true
 			return c.Wait()
 		}
-		if r.op == OpWrite && r.class != Unclassified {
-			if s.classes.skipRing(r.fd) {
-				// Its file's writes come back from the ring.
-				s.onCaller(r)
-				c.inline = true
-				return c.Wait()
-			}
+		if classified {
 			// Back to its caller if it would block, instead of
 			// to a worker (caller_linux.go says why only these).
 			r.rwf |= unix.RWF_NOWAIT

@@ -40,7 +40,7 @@ type Options struct {
 	// Fdatasync or Fsync is otherwise made by its caller whatever is in
 	// flight (a sync holds a thread while the disk flushes either way;
 	// on the caller it skips two hand-offs through the loop). At most
-	// two requests are inline at a time, so OS threads stay bounded.
+	// two such requests are inline at a time, so OS threads stay bounded.
 	// On io_uring it also sends through the ring what would otherwise run
 	// on its caller because the ring would hand it to a worker thread
 	// (see IOWQMaxWorkers). Inline requests are watched for slowness

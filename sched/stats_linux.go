@@ -165,8 +165,8 @@ type Stats struct {
 	// Inline counts requests their caller ran itself with a system call:
 	// the idle fast path, latency-class syncs, on io_uring what the ring
 	// would hand to a worker (syncs, fallocate, unlink, classified writes
-	// that would block), the blocking backend, and NOP, fallocate and unlink on
-	// Linux AIO. They are in Ops too.
+	// that would block), the blocking backend, and NOP, fallocate and
+	// unlink on Linux AIO. They are in Ops too.
 	Inline uint64
 	// Enters counts the loop's system calls into the kernel queue
 	// (io_uring_enter, or io_submit and io_getevents), and Sleeps those

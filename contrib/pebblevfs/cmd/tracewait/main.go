@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -173,7 +174,7 @@ func (s spans) print(w io.Writer, top int) {
 		for _, d := range ds {
 			tot += d
 		}
-		slicesSort(ds)
+		slices.Sort(ds)
 		rows = append(rows, row{k, tot, ds})
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].tot > rows[j].tot })
@@ -185,8 +186,6 @@ func (s spans) print(w io.Writer, top int) {
 		fmt.Fprintf(w, "%10.1f ms %8d  p50 %9.3f ms  p99 %9.3f ms  %s\n", ms(r.tot), n, ms(r.ds[n/2]), ms(r.ds[n*99/100]), r.key)
 	}
 }
-
-func slicesSort(ds []time.Duration) { sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] }) }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
@@ -208,7 +207,8 @@ func states(r io.Reader, w io.Writer, match string, depth int) error {
 		}
 		old := gs[g]
 		if old != nil && marked[g] {
-			out[fmt.Sprintf("%-9v %s", old.state, old.key)] = append(out[fmt.Sprintf("%-9v %s", old.state, old.key)], ev.Time().Sub(old.since))
+			k := fmt.Sprintf("%-9v %s", old.state, old.key)
+			out[k] = append(out[k], ev.Time().Sub(old.since))
 		}
 		key := goroutineStack(ev, st, depth)
 		switch {
