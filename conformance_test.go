@@ -81,6 +81,15 @@ var impls = []impl{
 		}
 		return f, nil
 	}, (*File)(nil)},
+	// Classified: its writes that would block are made by their callers
+	// (sched's RWF_NOWAIT path and its per-file hint).
+	{"diskio-direct-background", func(n string, fl int, p fs.FileMode) (osLike, error) {
+		f, err := OpenFile(n, fl, p, WithDirect(Direct), WithClass(sched.Background))
+		if err != nil {
+			return nil, err // not a typed nil
+		}
+		return f, nil
+	}, (*File)(nil)},
 }
 
 // transcript records what a scenario saw, as text, with the scenario's
@@ -334,7 +343,7 @@ var scenarios = []struct {
 		f, err := im.open(path, os.O_RDWR|os.O_CREATE, 0o644)
 		require.NoError(t, err)
 		defer f.Close()
-		if df, ok := f.(*File); ok && df.Direct() != (im.name == "diskio-direct") {
+		if df, ok := f.(*File); ok && df.Direct() != strings.HasPrefix(im.name, "diskio-direct") {
 			t.Fatalf("%s: Direct() = %v: the scenarios would not test it", im.name, df.Direct())
 		}
 		_, err = f.Write(randomBytes(1000, 3)) // unaligned
