@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/dio"
 )
 
 // TestBadInputMatchesOSFile: nil and empty buffers, huge offsets and
@@ -134,4 +136,53 @@ func TestTmpfs(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want, got)
 	require.False(t, errors.Is(err, os.ErrClosed))
+}
+
+// TestListedDirectoryMatchesOSFile: a directory read after it was listed
+// (its offset is then the filesystem's end-of-directory cookie, which
+// read(2) refuses with EINVAL on ext4) gives os.File's results, in every
+// mode: the counts, and the errors as *fs.PathError with os.File's bare
+// errno, never an O_DIRECT alignment report for a file that is not
+// O_DIRECT.
+func TestListedDirectoryMatchesOSFile(t *testing.T) {
+	root := t.TempDir()
+	dd, od := filepath.Join(root, "d"), filepath.Join(root, "o")
+	for _, d := range []string{dd, od} {
+		require.NoError(t, os.Mkdir(d, 0o755))
+		for _, name := range []string{"a", "b", "c"} {
+			require.NoError(t, os.WriteFile(filepath.Join(d, name), []byte(name), 0o644))
+		}
+	}
+	for _, m := range openModes {
+		t.Run(m.name, func(t *testing.T) {
+			f, err := OpenFile(dd, os.O_RDONLY, 0, WithDirect(m.mode))
+			require.NoError(t, err)
+			defer f.Close()
+			of, err := os.Open(od)
+			require.NoError(t, err)
+			defer of.Close()
+			buf := make([]byte, 10)
+			steps := []struct {
+				name       string
+				diskio, os func() (int, error)
+			}{
+				{"ReadDir", func() (int, error) { e, err := f.ReadDir(-1); return len(e), err }, func() (int, error) { e, err := of.ReadDir(-1); return len(e), err }},
+				{"Read after ReadDir", func() (int, error) { return f.Read(buf) }, func() (int, error) { return of.Read(buf) }},
+				{"ReadAt after ReadDir", func() (int, error) { return f.ReadAt(buf, 0) }, func() (int, error) { return of.ReadAt(buf, 0) }},
+				{"ReadDir at the end", func() (int, error) { e, err := f.ReadDir(-1); return len(e), err }, func() (int, error) { e, err := of.ReadDir(-1); return len(e), err }},
+				{"Seek to 0", func() (int, error) { n, err := f.Seek(0, io.SeekStart); return int(n), err }, func() (int, error) { n, err := of.Seek(0, io.SeekStart); return int(n), err }},
+				{"Read after Seek", func() (int, error) { return f.Read(buf) }, func() (int, error) { return of.Read(buf) }},
+				{"Readdirnames after Seek", func() (int, error) { e, err := f.Readdirnames(-1); return len(e), err }, func() (int, error) { e, err := of.Readdirnames(-1); return len(e), err }},
+				{"Read after Readdirnames", func() (int, error) { return f.Read(buf) }, func() (int, error) { return of.Read(buf) }},
+			}
+			for _, s := range steps {
+				n, err := s.diskio()
+				on, oerr := s.os()
+				require.Equal(t, on, n, s.name)
+				require.Empty(t, diffErr(err, oerr, dd, od), s.name)
+				var einval *dio.EINVALError
+				require.False(t, errors.As(err, &einval), "%s: %v", s.name, err)
+			}
+		})
+	}
 }
