@@ -28,7 +28,8 @@
 //
 // Short reads and writes are resubmitted from where they stopped, until
 // the buffer is done or a read reaches the end of the file (then n is
-// short and the error nil). EINTR and EAGAIN are retried. Any other kernel
+// short and the error nil). EINTR is retried; EAGAIN is retried up to 16
+// times, then fails the request like any other error. Any other kernel
 // error fails only the request it belongs to, as an *IOError naming the
 // operation, offset and length, whose errno errors.Is sees through; EINVAL
 // on an O_DIRECT file is explained with the file's alignment.

@@ -49,7 +49,8 @@ type request struct {
 	// neither statistics nor tracer want them.
 	tEnqueue, tTaken, tSubmit, tComplete int64
 	submits                              int32
-	fixed                                bool // went through a registered buffer
+	again                                uint8 // attempts that ended in EAGAIN (result_linux.go's againLimit)
+	fixed                                bool  // went through a registered buffer
 
 	// detached: the caller gave its reference on the scheduler back
 	// when it handed the request to the loop (a started call, which
