@@ -421,10 +421,18 @@ func (f *File) Close() error {
 		// number must not inherit the registered slot.
 		f.sl.UnregisterFile(f.iofd)
 	}
+	// Both descriptors are closed whatever either close(2) says; the
+	// first failure is the caller's, as os.File's Close returns it.
+	var err error
 	if f.iofd != f.bfd {
-		unix.Close(f.iofd)
+		if e := unix.Close(f.iofd); e != nil {
+			err = &fs.PathError{Op: "close", Path: f.name, Err: e}
+		}
 	}
-	return f.osf.Close()
+	if e := f.osf.Close(); err == nil {
+		err = e
+	}
+	return err
 }
 
 func fsTypeName(fd int) string {

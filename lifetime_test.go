@@ -534,3 +534,23 @@ func TestSchedulerClosedUnderUse(t *testing.T) {
 		})
 	}
 }
+
+// TestCloseReturnsCloseError: Close returns what close(2) says of each of
+// the File's descriptors, as os.File's Close does: here the direct
+// descriptor was closed behind the File's back, so close(2) fails with
+// EBADF, and the regular descriptor is closed all the same.
+func TestCloseReturnsCloseError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	f := openForTest(t, path, os.O_RDWR|os.O_CREATE, DirectRequired)
+	require.NotEqual(t, f.bfd, f.iofd, "a direct File has a second descriptor")
+	bfd := f.bfd
+	require.NoError(t, unix.Close(f.iofd))
+	err := f.Close()
+	var pe *fs.PathError
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, "close", pe.Op)
+	require.Equal(t, path, pe.Path)
+	require.ErrorIs(t, err, syscall.EBADF)
+	var st unix.Stat_t
+	require.ErrorIs(t, unix.Fstat(bfd, &st), syscall.EBADF, "the regular descriptor is closed too")
+}
