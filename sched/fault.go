@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -15,13 +16,45 @@ type Attempt struct {
 	Len   int    // bytes it would transfer (reads and writes)
 	Flags uint32 // RWF_* flags of a write; RWF_NOWAIT marks a page-cache attempt (ReadAtNowait, WriteAtNowait)
 	Retry int32  // 0 for the first submission
+	Path  Path   // where the attempt runs
+}
+
+// Path is where an attempt runs. Every request takes one of them (or
+// several, one after another: a page-cache miss goes on through the
+// scheduler), and the injector sees each attempt on whichever it takes.
+type Path uint8
+
+const (
+	// PathQueue: submitted by the loop to io_uring (where the kernel may
+	// hand it to one of its worker threads) or Linux AIO.
+	PathQueue Path = iota
+	// PathCaller: a blocking system call on the caller's thread, as
+	// os.File makes it (the idle fast path, syncs, work io_uring would
+	// give a worker, the blocking backend, AIO's missing opcodes).
+	PathCaller
+	// PathPageCache: a page-cache attempt or an inline page-cache write
+	// on the caller's goroutine (ReadAtNowait, WriteAtNowait and the
+	// writes package diskio knows read no page).
+	PathPageCache
+)
+
+func (p Path) String() string {
+	switch p {
+	case PathQueue:
+		return "queue"
+	case PathCaller:
+		return "caller"
+	case PathPageCache:
+		return "page cache"
+	}
+	return "path(" + strconv.Itoa(int(p)) + ")"
 }
 
 // Fault is what to do to one attempt; the zero Fault does nothing.
 type Fault struct {
 	// Errno fails the attempt without sending it to the kernel: nothing
-	// is read or written. The scheduler retries EINTR and EAGAIN; every
-	// other errno goes to the request's caller.
+	// is read or written. The scheduler retries EINTR, and EAGAIN up to
+	// 16 times; every other errno goes to the request's caller.
 	Errno syscall.Errno
 	// Short sends only the first Short bytes of a read or write to the
 	// kernel: a real short transfer, which the scheduler resubmits from
@@ -30,18 +63,20 @@ type Fault struct {
 	// unless 0 < Short < Len.
 	Short int
 	// Drop does not send an fsync or fdatasync to the kernel and reports
-	// success: a device that acknowledges flushes it never did.
+	// success: a device that acknowledges flushes it never did. (A
+	// failed flush is Errno on an OpFsync or OpFdatasync attempt.)
 	Drop bool
 	// Delay holds the attempt's completion until Delay after its
-	// submission: a late completion. The loop goes on meanwhile.
+	// submission: a late completion. The loop goes on meanwhile; on
+	// the caller's paths the caller sleeps after its system call.
 	Delay time.Duration
 }
 
-// FaultInjector chooses the faults of Options.Faults. Fault is called on
-// the scheduler's goroutine for every attempt, so it must be quick and must
-// not call the scheduler; for page-cache attempts (Flags has RWF_NOWAIT)
-// it is called on the caller's goroutine, so an injector used with
-// ReadAtNowait or WriteAtNowait must be safe for concurrent use.
+// FaultInjector chooses the faults of Options.Faults. Fault is called for
+// every attempt on every path (Attempt.Path): on the scheduler's
+// goroutine for PathQueue, on the caller's goroutine for the others. So
+// it must be quick, must not call the scheduler, and must be safe for
+// concurrent use.
 type FaultInjector interface {
 	Fault(a Attempt) Fault
 }

@@ -2,12 +2,7 @@
 
 package sched
 
-import (
-	"errors"
-	"time"
-)
-
-var errFaultsBlocking = errors.New("sched: fault injection needs the uring or aio backend (Options.Faults)")
+import "time"
 
 // faultQueue sits between the loop and a kernel queue and applies a
 // FaultInjector's faults. Injected errors and dropped flushes never reach
@@ -34,14 +29,20 @@ func newFaultQueue(inner queue, slots int, inj FaultInjector) *faultQueue {
 	return &faultQueue{inner: inner, inj: inj, slots: make([]faultSlot, slots), wakeSlot: ^uint32(0)}
 }
 
-func (q *faultQueue) prepare(r *request, slot uint32) bool {
-	a := Attempt{Op: r.op, Fd: r.fd, Off: r.off + int64(r.done), Flags: r.rwf, Retry: r.submits}
+// attempt is r's next submission as a FaultInjector sees it.
+func (r *request) attempt(path Path) Attempt {
+	a := Attempt{Op: r.op, Fd: r.fd, Off: r.off + int64(r.done), Flags: r.rwf, Retry: r.submits, Path: path}
 	if r.op == OpRead || r.op == OpWrite {
 		a.Len = len(r.buf) - r.done
 	}
 	if r.op == OpFallocate {
 		a.Len = int(r.size)
 	}
+	return a
+}
+
+func (q *faultQueue) prepare(r *request, slot uint32) bool {
+	a := r.attempt(PathQueue)
 	f := q.inj.Fault(a)
 	fs := &q.slots[slot]
 	*fs = faultSlot{}

@@ -42,7 +42,7 @@ func (l *faultLog) count(op Op) int {
 	return n
 }
 
-var faultBackends = []Backend{URing, AIO}
+var faultBackends = []Backend{URing, AIO, Blocking}
 
 // TestFaultsRetriedTransparently: EAGAIN, EINTR and short transfers on
 // the first attempts of every read and write are invisible to callers,
@@ -187,7 +187,59 @@ func TestFaultsDropAndDelay(t *testing.T) {
 	}
 }
 
-func TestFaultsNeedAQueue(t *testing.T) {
-	_, err := New(Options{Backend: Blocking, Faults: FaultFunc(func(Attempt) Fault { return Fault{} })})
-	require.ErrorIs(t, err, errFaultsBlocking)
+// TestFaultsEAGAINBounded: a request whose every attempt says EAGAIN fails
+// with EAGAIN after againLimit attempts, on every path it can take (the
+// queue, the caller's thread), instead of being resubmitted for ever.
+func TestFaultsEAGAINBounded(t *testing.T) {
+	for _, b := range faultBackends {
+		for _, noInline := range []bool{false, true} {
+			if b == Blocking && noInline {
+				continue // every request is its caller's there
+			}
+			t.Run(string(b)+map[bool]string{false: "", true: "/NoInline"}[noInline], func(t *testing.T) {
+				inj := &faultLog{fn: func(a Attempt) Fault {
+					if a.Op == OpWrite || a.Op == OpFdatasync {
+						return Fault{Errno: unix.EAGAIN}
+					}
+					return Fault{}
+				}}
+				s := newSched(t, b, Options{Faults: inj, NoInline: noInline})
+				f := testenv.DirectFile(t)
+				w := testenv.AlignedBuf(t, blockSize)
+				done := make(chan struct{})
+				var n int
+				var werr, serr error
+				go func() {
+					defer close(done)
+					n, werr = s.WriteAt(int(f.Fd()), w, 0)
+					serr = s.Fdatasync(int(f.Fd()))
+				}()
+				select {
+				case <-done:
+				case <-time.After(10 * time.Second):
+					t.Fatal("a request refused with EAGAIN on every attempt is still being retried after 10s")
+				}
+				require.Zero(t, n)
+				var ioe *IOError
+				require.ErrorAs(t, werr, &ioe)
+				require.Equal(t, unix.EAGAIN, ioe.Err)
+				require.ErrorIs(t, serr, unix.EAGAIN)
+				require.Equal(t, againLimit, inj.count(OpWrite))
+				require.Equal(t, againLimit, inj.count(OpFdatasync))
+				inj.mu.Lock()
+				paths := map[Path]bool{}
+				for _, a := range inj.attempts {
+					paths[a.Path] = true
+				}
+				inj.mu.Unlock()
+				t.Logf("paths taken: %v", paths)
+				if noInline {
+					require.Equal(t, map[Path]bool{PathQueue: true}, paths)
+				} else {
+					// One goroutine: the scheduler is idle at each call.
+					require.Equal(t, map[Path]bool{PathCaller: true}, paths)
+				}
+			})
+		}
+	}
 }

@@ -88,7 +88,7 @@ func (s *Scheduler) callerStart(r *request) int64 {
 // statistics, and returns when it ended (0 when the scheduler keeps no
 // time).
 func (s *Scheduler) runTimed(r *request, start int64) (end int64) {
-	blockingDo(r, s.tracer)
+	blockingDo(r, s.tracer, s.faults)
 	if s.clock {
 		end = Now()
 	}

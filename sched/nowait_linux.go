@@ -5,6 +5,7 @@ package sched
 import (
 	"io"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/diskio-go/diskio/internal/schedlink"
@@ -93,8 +94,9 @@ func (s *Scheduler) nowait(op Op, fd int, p []byte, off int64, rwf uint32, raw b
 	for {
 		b := p
 		var errno syscall.Errno
+		var f Fault
 		if s.faults != nil {
-			f := s.faults.Fault(Attempt{Op: op, Fd: int32(fd), Off: off, Len: len(p), Flags: flags, Retry: submits})
+			f = s.faults.Fault(Attempt{Op: op, Fd: int32(fd), Off: off, Len: len(p), Flags: flags, Retry: submits, Path: PathPageCache})
 			errno = f.Errno
 			if f.Short > 0 && f.Short < len(b) {
 				b = b[:f.Short]
@@ -107,6 +109,9 @@ func (s *Scheduler) nowait(op Op, fd int, p []byte, off int64, rwf uint32, raw b
 				nr = unix.SYS_PWRITEV2
 			}
 			n, errno = rwv2(nr, fd, b, off, flags, raw && len(b) <= rawNowaitMax)
+		}
+		if f.Delay > 0 {
+			time.Sleep(f.Delay)
 		}
 		if errno == unix.EINTR {
 			continue
@@ -206,8 +211,9 @@ func (s *Scheduler) writeAtInline(fd int, p []byte, off int64, rwf uint32) (int,
 			at += int64(done)
 		}
 		var errno syscall.Errno
+		var f Fault
 		if s.faults != nil {
-			f := s.faults.Fault(Attempt{Op: OpWrite, Fd: int32(fd), Off: at, Len: len(b), Flags: rwf, Retry: submits})
+			f = s.faults.Fault(Attempt{Op: OpWrite, Fd: int32(fd), Off: at, Len: len(b), Flags: rwf, Retry: submits, Path: PathPageCache})
 			errno = f.Errno
 			if f.Short > 0 && f.Short < len(b) {
 				b = b[:f.Short]
@@ -225,6 +231,9 @@ func (s *Scheduler) writeAtInline(fd int, p []byte, off int64, rwf uint32) (int,
 			} else {
 				n, errno = rwv2(unix.SYS_PWRITEV2, fd, b, at, rwf, false)
 			}
+		}
+		if f.Delay > 0 {
+			time.Sleep(f.Delay)
 		}
 		if errno == unix.EINTR || errno == unix.EAGAIN && submits < inlineAgain {
 			// EAGAIN: a descriptor in non-blocking mode, or an

@@ -87,9 +87,10 @@ type Options struct {
 	// the rest of such work goes there too: the pool exists, and callers
 	// would add threads beside it.
 	IOWQMaxWorkers int
-	// Faults, if set, injects failures between the loop and the kernel
-	// queue, for tests (see FaultInjector). It needs the uring or aio
-	// backend, and turns the idle fast path off.
+	// Faults, if set, injects failures into every attempt a request
+	// makes, on every path it takes (Path): between the loop and the
+	// kernel queue, and before the system calls made on callers. For
+	// tests (see FaultInjector); it changes no path a request takes.
 	Faults FaultInjector
 
 	// SlowThreshold is how long a request may be in the kernel before

@@ -135,7 +135,7 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 	if opts.Entries <= 0 {
 		opts.Entries = defaultEntries(b)
 	}
-	s := &Scheduler{backend: b, exited: make(chan struct{}), noInline: opts.NoInline || opts.Faults != nil, tracer: opts.Tracer, faults: opts.Faults}
+	s := &Scheduler{backend: b, exited: make(chan struct{}), noInline: opts.NoInline, tracer: opts.Tracer, faults: opts.Faults}
 	s.statsOn = !opts.noStats
 	s.syncOnCaller = !s.noInline && !opts.Classes.Off && b != Blocking
 	s.workOnCaller = !s.noInline && b == URing
@@ -151,9 +151,6 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 	s.clock = opts.Tracer != nil || s.statsOn
 	if b != Blocking {
 		s.startSlow(opts)
-	}
-	if opts.Faults != nil && b == Blocking {
-		return nil, errFaultsBlocking
 	}
 	if b != URing {
 		s.fixed.BuffersReason = "only the io_uring backend registers buffers"
