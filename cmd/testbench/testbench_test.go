@@ -131,6 +131,9 @@ func TestPresets(t *testing.T) {
 					require.Positive(t, r.SyscallsPerOp, "%s/%s", r.Group, r.Label)
 				}
 			}
+			if _, err := exec.LookPath("fio"); err != nil && p == "glommio" {
+				t.Skip("fio is not installed (apt-get install -y fio): the glommio preset's rows ran, but their ratios are to fio")
+			}
 			if p == "wal" || p == "glommio" {
 				// fio has no group commit (its jobs would not share one log).
 				requireCompared(t, rep.Results, func(r Result) bool { return p == "glommio" || r.Goroutines == 1 })
