@@ -88,11 +88,15 @@ func (s *Scheduler) callerStart(r *request) int64 {
 // statistics, and returns when it ended (0 when the scheduler keeps no
 // time).
 func (s *Scheduler) runTimed(r *request, start int64) (end int64) {
+	if s.statsOn {
+		s.stats.onCaller[r.class%NumClasses].Add(1)
+	}
 	blockingDo(r, s.tracer, s.faults)
 	if s.clock {
 		end = Now()
 	}
 	if s.statsOn {
+		s.stats.onCaller[r.class%NumClasses].Add(-1)
 		s.stats.inline.Add(1)
 		s.stats.done(r, start, start, end)
 	}

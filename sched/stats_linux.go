@@ -157,7 +157,9 @@ type Stats struct {
 	// Ops counts completed requests by operation (OpNop to OpUnlink)
 	// and class.
 	Ops [numOps][NumClasses]OpStats
-	// InFlight is the number of requests in the kernel now, by class.
+	// InFlight is the number of requests in the kernel now, by class:
+	// those the loop submitted and those running on their callers'
+	// threads (Inline).
 	InFlight [NumClasses]int
 	// Queued is the number of requests the loop holds, waiting for a
 	// free slot or for the background bound.
@@ -194,8 +196,9 @@ type SlowStats struct {
 
 // stats is a scheduler's recording side.
 type stats struct {
-	ops    [numOps][NumClasses]opRec
-	inline atomic.Uint64
+	ops      [numOps][NumClasses]opRec
+	inline   atomic.Uint64
+	onCaller [NumClasses]atomic.Int64 // requests running on their callers now
 
 	// Written by the loop only.
 	enters, sleeps atomic.Uint64
@@ -237,7 +240,7 @@ func (s *Scheduler) ReadStats(dst *Stats) {
 		}
 	}
 	for c := range dst.InFlight {
-		dst.InFlight[c] = int(st.inflight[c].Load())
+		dst.InFlight[c] = int(st.inflight[c].Load() + st.onCaller[c].Load())
 	}
 	dst.Queued = int(st.queued.Load())
 	dst.Inline = st.inline.Load()
