@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"syscall"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -374,11 +375,23 @@ func (f *File) pathErrAt(op string, off int64, n int, err error) error {
 	if err == nil || err == io.EOF {
 		return err // before errors.As, whose target would escape: no allocation per read
 	}
+	// The kernel's errno, from the scheduler (an *sched.IOError) or
+	// from a system call made on the caller (bare).
+	var errno syscall.Errno
 	var ioe *sched.IOError
-	if errors.As(err, &ioe) && ioe.Err != unix.EISDIR { // a directory: not a failure at a range
-		return &IOError{PathError: fs.PathError{Op: op, Path: f.name, Err: ioe.Err}, Off: off, Len: n}
+	if errors.As(err, &ioe) {
+		errno = ioe.Err
+	} else if e, ok := err.(syscall.Errno); ok {
+		errno = e
 	}
-	return f.pathErr(op, err)
+	switch errno {
+	case 0, unix.EBADF, unix.EISDIR, unix.EINVAL:
+		// Not a failure at a range: the descriptor (write-only, a
+		// directory) or the request (a directory's offset, an
+		// alignment, explained by the scheduler) is refused whole.
+		return f.pathErr(op, err)
+	}
+	return &IOError{PathError: fs.PathError{Op: op, Path: f.name, Err: errno}, Off: off, Len: n}
 }
 
 // Close ends the file's StreamReaders (their reads then fail with
