@@ -379,7 +379,7 @@ func (in *nowaitInjector) attempts() []sched.Attempt {
 func TestPageCacheEAGAINContinues(t *testing.T) {
 	noLeaks(t)
 	in := &nowaitInjector{fn: func(sched.Attempt) sched.Fault { return sched.Fault{Errno: unix.EAGAIN} }}
-	s := faultSched(t, in)
+	s := uringSched(t, sched.Options{Faults: in, NoInline: true}) // the ring, not the idle fast path
 	path, data := pageCacheFile(t, 256<<10)
 	f := openWith(t, path, os.O_RDONLY, WithScheduler(s), WithDirect(PageCache))
 	b := make([]byte, 10000)
@@ -388,8 +388,8 @@ func TestPageCacheEAGAINContinues(t *testing.T) {
 	require.Equal(t, data[777:777+n], b[:n])
 	log := in.attempts()
 	require.Len(t, log, 2)
-	require.Equal(t, sched.Attempt{Op: sched.OpRead, Fd: log[0].Fd, Off: 777, Len: 10000, Flags: unix.RWF_NOWAIT}, log[0])
-	require.Equal(t, sched.Attempt{Op: sched.OpRead, Fd: log[0].Fd, Off: 777, Len: 10000}, log[1])
+	require.Equal(t, sched.Attempt{Op: sched.OpRead, Fd: log[0].Fd, Off: 777, Len: 10000, Flags: unix.RWF_NOWAIT, Path: sched.PathPageCache}, log[0])
+	require.Equal(t, sched.Attempt{Op: sched.OpRead, Fd: log[0].Fd, Off: 777, Len: 10000, Path: sched.PathQueue}, log[1])
 	require.True(t, f.nowait().Reads, "EAGAIN is not a refusal")
 }
 
@@ -673,7 +673,9 @@ func TestPageCacheAppendsInline(t *testing.T) {
 	noLeaks(t)
 	var c reqCounter
 	in := &nowaitInjector{fn: func(sched.Attempt) sched.Fault { return sched.Fault{Errno: unix.EOPNOTSUPP} }}
-	s := uringSched(t, sched.Options{Tracer: &c, Faults: in})
+	// NoInline: a request through the scheduler is one through the loop,
+	// which the counter tells apart from a copy on the caller.
+	s := uringSched(t, sched.Options{Tracer: &c, Faults: in, NoInline: true})
 	path := filepath.Join(t.TempDir(), "wal")
 	f := openWith(t, path, os.O_RDWR|os.O_CREATE, WithScheduler(s), WithDirect(PageCache))
 	rng := rand.New(rand.NewPCG(5, 6))

@@ -305,8 +305,10 @@ func TestGroupCommitCovers(t *testing.T) {
 // slow flush share the flushes issued after it (maxFlushes in flight).
 func TestGroupCommitLateWrite(t *testing.T) {
 	in := &injector{fn: func(a sched.Attempt, nth int) sched.Fault {
-		if a.Op == sched.OpFdatasync && nth == 0 {
-			return sched.Fault{Delay: 150 * time.Millisecond}
+		if a.Op == sched.OpFdatasync {
+			// The first flush is slow; the later ones take long
+			// enough that callers must share them to keep up.
+			return sched.Fault{Delay: map[bool]time.Duration{true: 150 * time.Millisecond, false: 20 * time.Millisecond}[nth == 0]}
 		}
 		return sched.Fault{}
 	}}
@@ -348,8 +350,13 @@ func TestGroupCommitLateWrite(t *testing.T) {
 // shared the failed flush all get it.
 func TestSyncFailureSticky(t *testing.T) {
 	in := &injector{fn: func(a sched.Attempt, nth int) sched.Fault {
-		if a.Op == sched.OpFdatasync && nth == 0 {
+		switch {
+		case a.Op == sched.OpFdatasync && nth == 0:
 			return sched.Fault{Errno: unix.EIO, Delay: 50 * time.Millisecond}
+		case a.Op == sched.OpFsync || a.Op == sched.OpFdatasync:
+			// Flushes beside it take a while too, so the Syncs
+			// made meanwhile share them.
+			return sched.Fault{Delay: 20 * time.Millisecond}
 		}
 		return sched.Fault{}
 	}}

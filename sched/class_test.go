@@ -24,6 +24,8 @@ func TestBackgroundBoundedWhileLatencyWaits(t *testing.T) {
 				const stuck = time.Second
 				s := newSched(t, b, Options{
 					Classes: ClassOptions{MinBackground: 2, Hold: time.Millisecond, Goal: goal},
+					// Everything through the loop, whose bound this is.
+					NoInline: true,
 					Faults: FaultFunc(func(a Attempt) Fault {
 						if a.Op == OpFsync {
 							return Fault{Delay: stuck}
