@@ -10,8 +10,8 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
-	"syscall"
 	"sync/atomic"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
