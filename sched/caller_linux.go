@@ -63,9 +63,10 @@ import (
 // written front to back by a flush or a compaction, which rarely have many
 // writers per file.
 //
-// The first two share maxInline places; a request finding none free goes
-// through the loop (or to the third kind's places, if it is of that
-// kind). The third kind has places of its own, as many as the worker cap
+// The first two share maxInline places, but for work of the third kind
+// on io_uring (syncs included), which takes only its own places, so that
+// the two never hold threads for it at once; a request finding none free
+// goes through the loop. The third kind has places of its own, as many as the worker cap
 // (callerWorkers); a request finding none free waits for one, parked, in
 // a placeQueue where latency class goes first. Either way the threads
 // they hold stay bounded: at most maxInline + the cap. A place keeps

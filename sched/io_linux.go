@@ -28,7 +28,11 @@ func (s *Scheduler) do(r *request) (int, error) {
 		c.inline = true
 		return c.Wait()
 	}
-	if !s.noInline && (s.active.Load() == 0 || s.latencyOnCaller(r)) {
+	// Work io_uring would hand to a worker has places of its own (or
+	// the workers), which bound its threads; it does not take these
+	// too, or both would hold threads at once (caller_linux.go).
+	ownPlaces := s.workOnCaller && blocksWorker(r.op)
+	if !s.noInline && !ownPlaces && (s.active.Load() == 0 || s.latencyOnCaller(r)) {
 		// On the caller's thread (caller_linux.go), if a place is free.
 		if p := s.takePlace(); p != nil {
 			s.runAt(p, r)

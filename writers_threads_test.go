@@ -1,0 +1,141 @@
+//go:build linux
+
+package diskio
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/diskio-go/diskio/internal/bench"
+	"github.com/diskio-go/diskio/sched"
+)
+
+// TestWritersThreadsBounded: 64 goroutines, each extending its own File
+// with 64 KiB writes and a Datasync every fourth write, hold few OS
+// threads, counted for the whole process (io_uring's workers included):
+//
+//   - page cache (the default): GOMAXPROCS + 4 + the worker cap. The
+//     syncs run on their callers' threads, at most the cap at a time
+//     (the places the idle fast path uses are not theirs too); the writes
+//     are copies into the page cache.
+//   - Direct: 2 more. The writes extend their files, so io_uring hands
+//     them to its workers (the cap); the writes and syncs made on callers
+//     before the first of them reached the ring (the idle fast path, the
+//     places for blocking work) started threads of their own, and a Go
+//     process never gives a thread back.
+//
+// One more where the binary links cgo (-race does), whose template thread
+// starts at init. Each mode runs in a process of its own, since a Go
+// process keeps every thread it ever started.
+func TestWritersThreadsBounded(t *testing.T) {
+	if spec := os.Getenv("DISKIO_FILE_WRITERS_CHILD"); spec != "" {
+		filesWritersChild(t, spec)
+		return
+	}
+	for _, mode := range []string{"pagecache", "direct"} {
+		t.Run(mode, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestWritersThreadsBounded$", "-test.v")
+			cmd.Env = append(os.Environ(), "DISKIO_FILE_WRITERS_CHILD="+mode+","+t.TempDir())
+			out, err := cmd.CombinedOutput()
+			for _, line := range strings.Split(string(out), "\n") {
+				if strings.Contains(line, "writers_threads_test") {
+					t.Log(strings.TrimSpace(line))
+				}
+			}
+			if strings.Contains(string(out), "--- SKIP") {
+				t.Skip("skipped in the child:\n" + string(out))
+			}
+			require.NoError(t, err, "child:\n%s", out)
+		})
+	}
+}
+
+func filesWritersChild(t *testing.T, spec string) {
+	mode, dir, _ := strings.Cut(spec, ",")
+	const writers, size = 64, 64 << 10
+	d := time.Second
+	opts := []Option{}
+	if mode == "direct" {
+		opts = append(opts, WithDirect(DirectRequired))
+	}
+	files := make([]*File, writers)
+	for i := range files {
+		f, err := OpenFile(filepath.Join(dir, strconv.Itoa(i)), os.O_RDWR|os.O_CREATE, 0o600, opts...)
+		if err != nil && mode == "direct" {
+			t.Skipf("O_DIRECT files in %s: %v", dir, err)
+		}
+		require.NoError(t, err)
+		defer f.Close()
+		files[i] = f
+	}
+	s := files[0].s
+	ws := s.Fixed().Workers
+	if s.Backend() != sched.URing || !ws.Capped {
+		t.Skipf("io_uring with its workers capped is what this bounds (backend %s, workers %v)", s.Backend(), ws)
+	}
+	buf := make([]byte, size)
+	m := bench.StartMeter()
+	var writes atomic.Int64
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for _, f := range files {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; time.Now().Before(deadline); i++ {
+				if _, err := f.WriteAt(buf, int64(i*size)); err != nil {
+					t.Error(err)
+					return
+				}
+				writes.Add(1)
+				if i%4 == 3 {
+					if err := f.Datasync(); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	u := m.Stop()
+	procs, workerCap := runtime.GOMAXPROCS(0), int(ws.Max.Bounded)
+	limit := procs + 4 + workerCap
+	if mode == "direct" {
+		limit += 2
+	}
+	if cgoLinked() {
+		limit++
+	}
+	t.Logf("%s, %d writers, %v: %d writes; peak %d threads, %d of them io_uring workers; limit %d (GOMAXPROCS %d, worker cap %d, cgo %v)",
+		mode, writers, d, writes.Load(), u.PeakThreads, u.PeakWorkers, limit, procs, workerCap, cgoLinked())
+	require.Positive(t, writes.Load())
+	require.LessOrEqual(t, u.PeakWorkers, workerCap)
+	require.LessOrEqual(t, u.PeakThreads, limit, fmt.Sprintf("%s: more threads than the bound", mode))
+}
+
+// cgoLinked reports whether the binary was built with cgo.
+func cgoLinked() bool {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range info.Settings {
+		if s.Key == "CGO_ENABLED" {
+			return s.Value == "1"
+		}
+	}
+	return false
+}
