@@ -49,7 +49,8 @@
 // beyond that wait, they never fail. When the scheduler is idle, up to
 // two waiting requests at a time run inline on their callers with one
 // system call, and so do latency-class syncs whatever is in flight, in
-// the same two places. On io_uring, what the ring would hand to one of
+// the same two places (on io_uring, syncs take only the places below).
+// On io_uring, what the ring would hand to one of
 // its worker threads runs on its caller instead: syncs, fallocate and
 // unlink, and writes of the latency and background classes that the
 // kernel cannot start without blocking (sent with RWF_NOWAIT, they come
@@ -80,6 +81,8 @@
 // # Tracing and faults
 //
 // Options.Tracer receives every system call and every request's timeline
-// (times are Now values). Options.Faults injects errors and short
-// transfers between the loop and the kernel queue, for tests.
+// (times are Now values). Options.Faults injects errors, short
+// transfers, delays and failed flushes into every attempt on every path
+// a request takes (Path: the kernel queue, the caller's thread, the page
+// cache), for tests; it changes no path.
 package sched
