@@ -10,7 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/diskio-go/diskio/internal/schedlink"
-	"github.com/diskio-go/diskio/sched"
 )
 
 // The page-cache path of buffered files (PageCache, or Direct where
@@ -305,22 +304,12 @@ func (f *File) writeInline(b []byte, off int64, rwf uint32, cursor bool) (n int,
 		f.pc.grow(off + int64(n))
 	}
 	if err != io.ErrShortWrite {
-		return n, true, inlineErr(sched.OpWrite, off, len(b), err)
+		return n, true, err
 	}
 	// Stopped short: the scheduler's write says why.
 	m, err := f.sl.WriteAtFlags(f.iofd, b[n:], off+int64(n), rwf)
 	f.pc.grow(off + int64(n+m))
 	return n + m, true, err
-}
-
-// inlineErr is a kernel's failure of a read or write made on the
-// caller's thread, in the scheduler's terms, so that the caller reports
-// it as it reports the scheduler's (an *IOError naming the range).
-func inlineErr(op sched.Op, off int64, n int, err error) error {
-	if errno, ok := err.(unix.Errno); ok {
-		return &sched.IOError{Op: op, Off: off, Len: n, Err: errno}
-	}
-	return err
 }
 
 // maxInlineWrite is the most writeCached copies on the caller's thread
