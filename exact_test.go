@@ -323,23 +323,23 @@ func TestAppendsReadNothing(t *testing.T) {
 	}
 	dir := t.TempDir()
 	t.Run("new", func(t *testing.T) {
-		f, err := OpenFile(filepath.Join(dir, "new"), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644, WithScheduler(s))
+		f, err := OpenFile(filepath.Join(dir, "new"), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644, WithScheduler(s), WithDirect(Direct))
 		require.NoError(t, err)
 		run(t, f)
 	})
 	t.Run("preallocated", func(t *testing.T) {
-		f, err := OpenFile(filepath.Join(dir, "prealloc"), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644, WithScheduler(s))
+		f, err := OpenFile(filepath.Join(dir, "prealloc"), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644, WithScheduler(s), WithDirect(Direct))
 		require.NoError(t, err)
 		require.NoError(t, f.Preallocate(0, total))
 		run(t, f)
 	})
 	t.Run("preallocated-reopened", func(t *testing.T) {
 		name := filepath.Join(dir, "prealloc2")
-		f, err := OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644, WithScheduler(s))
+		f, err := OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644, WithScheduler(s), WithDirect(Direct))
 		require.NoError(t, err)
 		require.NoError(t, f.Preallocate(0, total))
 		require.NoError(t, f.Close())
-		f, err = OpenFile(name, os.O_RDWR, 0, WithScheduler(s))
+		f, err = OpenFile(name, os.O_RDWR, 0, WithScheduler(s), WithDirect(Direct))
 		require.NoError(t, err)
 		run(t, f)
 	})
@@ -348,7 +348,7 @@ func TestAppendsReadNothing(t *testing.T) {
 		// appended to from offset 0 again. Its old bytes past each
 		// append must stay, and nothing knows them but the disk.
 		name := filepath.Join(dir, "recycled")
-		f, err := OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644, WithScheduler(s))
+		f, err := OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644, WithScheduler(s), WithDirect(Direct))
 		require.NoError(t, err)
 		for off := int64(0); off < total; off += int64(len(data)) {
 			_, err := f.WriteAt(data[:min(int64(len(data)), total-off)], off)
@@ -356,7 +356,7 @@ func TestAppendsReadNothing(t *testing.T) {
 		}
 		require.NoError(t, f.Sync())
 		require.NoError(t, f.Close())
-		f, err = OpenFile(name, os.O_RDWR, 0, WithScheduler(s))
+		f, err = OpenFile(name, os.O_RDWR, 0, WithScheduler(s), WithDirect(Direct))
 		require.NoError(t, err)
 		run(t, f)
 	})
@@ -450,7 +450,7 @@ func TestDurableInOneTrip(t *testing.T) {
 	defer s.Close()
 	for _, full := range []bool{false, true} {
 		name := filepath.Join(t.TempDir(), "wal")
-		f, err := OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644, WithScheduler(s))
+		f, err := OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644, WithScheduler(s), WithDirect(Direct))
 		require.NoError(t, err)
 		if !f.Direct() {
 			t.Skip("no O_DIRECT here")

@@ -85,7 +85,7 @@ func TestSeekDataHole(t *testing.T) {
 // were not written: no padding, and no block the read met before the
 // write's data landed.
 func TestReadRacingAppendSeesNoPadding(t *testing.T) {
-	f, err := OpenFile(filepath.Join(t.TempDir(), "f"), os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := OpenFile(filepath.Join(t.TempDir(), "f"), os.O_RDWR|os.O_CREATE, 0o644, WithDirect(Direct))
 	require.NoError(t, err)
 	defer f.Close()
 	if !f.Direct() {
