@@ -66,13 +66,13 @@ import (
 // The first two share maxInline places, but for work of the third kind
 // on io_uring (syncs included), which takes only its own places, so that
 // the two never hold threads for it at once; a request finding none free
-// goes through the loop. The third kind has places of its own, as many as the worker cap
-// (callerWorkers); a request finding none free waits for one, parked, in
-// a placeQueue where latency class goes first. Either way the threads
-// they hold stay bounded: at most maxInline + the cap. A place keeps
-// what the loop keeps for requests in the kernel: the slow-request watch,
-// and for the class policy, whether latency work is under way
-// (callerLatency).
+// goes through the loop. The third kind has places of its own, as many
+// as the worker cap (callerWorkers); a request finding none free waits
+// for one, parked, in a placeQueue where latency class goes first.
+// Either way the threads they hold stay bounded: at most maxInline + the
+// cap. A place keeps what the loop keeps for requests in the kernel: the
+// slow-request watch, and for the class policy, whether latency work is
+// under way (callerLatency).
 //
 // The watch is one timer per scheduler, armed while places are in use:
 // every quarter of the threshold it reports the requests in places that
