@@ -27,8 +27,9 @@ import (
 // crashes Pebble on the adapter for real: a child process (this test
 // binary again) opens the database and commits synced batches one after
 // another, printing the number of each as its Commit returns; the parent
-// SIGKILLs it at a random moment (sometimes while it is still opening,
-// replaying the WAL of the crash before), reopens the database on the
+// SIGKILLs it at a random moment (one time in six within 10 ms of its
+// starting to open the database, which replays the WAL of the crash
+// before), reopens the database on the
 // adapter and checks that every batch the child acknowledged is there,
 // that no batch is there in part, that the batches are a prefix of the
 // ones written, and pebble.DebugCheckLevels. The memtable is small, so
@@ -173,7 +174,8 @@ func testCrash(t *testing.T, v metaVariant, dir string, kills int, seed uint64) 
 		// Read the child's acknowledgements until it dies.
 		var acked atomic.Int64
 		acked.Store(-1)
-		opened := make(chan struct{})
+		opening, opened := make(chan struct{}), make(chan struct{})
+		var isOpen atomic.Bool
 		done := make(chan error, 1)
 		go func() {
 			sc := bufio.NewScanner(stdout)
@@ -183,25 +185,26 @@ func testCrash(t *testing.T, v metaVariant, dir string, kills int, seed uint64) 
 					if n, err := strconv.Atoi(rest); err == nil {
 						acked.Store(int64(n))
 					}
+				} else if line == "opening" {
+					close(opening)
 				} else if line == "open" {
+					isOpen.Store(true)
 					close(opened)
 				}
 			}
 			done <- sc.Err()
 		}()
-		var wait time.Duration
-		if rng.IntN(8) == 0 {
-			// Kill it while it opens: replaying the last crash's WAL,
-			// flushing it, deleting obsolete files.
-			wait = time.Duration(rng.IntN(40)) * time.Millisecond
-			duringOpen++
-		} else {
-			select {
-			case <-opened:
-			case <-time.After(time.Minute):
-				t.Fatalf("kill %d: the child did not open the database in a minute:\n%s", k, stderr.String())
-			}
-			wait = time.Duration(10+rng.IntN(290)) * time.Millisecond
+		// One time in six, kill it while it opens the database:
+		// replaying the last crash's WAL, flushing it, deleting obsolete
+		// files. Else while it commits.
+		during, wait := opened, time.Duration(10+rng.IntN(290))*time.Millisecond
+		if rng.IntN(6) == 0 {
+			during, wait = opening, time.Duration(rng.IntN(10000))*time.Microsecond
+		}
+		select {
+		case <-during:
+		case <-time.After(time.Minute):
+			t.Fatalf("kill %d: the child did not open the database in a minute:\n%s", k, stderr.String())
 		}
 		time.Sleep(wait)
 		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
@@ -210,13 +213,16 @@ func testCrash(t *testing.T, v metaVariant, dir string, kills int, seed uint64) 
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 			t.Fatalf("kill %d: the child ended before it was killed: %v\n%s", k, err, stderr.String())
 		}
+		if !isOpen.Load() {
+			duringOpen++
+		}
 		if a := int(acked.Load()); a > maxAck {
 			maxAck = a
 		}
 
 		last, removed = crashCheck(t, v, dir, k, maxAck, removed)
 	}
-	line := fmt.Sprintf("%s crash variant=%s seed=%d kills=%d (%d while opening) batches=%d acknowledged=%d removed=%d elapsed=%.1fs: every acknowledged batch present, no batch in part, DebugCheckLevels clean",
+	line := fmt.Sprintf("%s crash variant=%s seed=%d kills=%d (%d before Open returned) batches=%d acknowledged=%d removed=%d elapsed=%.1fs: every acknowledged batch present, no batch in part, DebugCheckLevels clean",
 		time.Now().UTC().Format(time.RFC3339), v.name, seed, kills, duringOpen, last+1, maxAck+1, removed, time.Since(start).Seconds())
 	t.Log(line)
 	if p := os.Getenv("PEBBLEVFS_CRASH_LOG"); p != "" {
@@ -292,6 +298,9 @@ func crashChild(t *testing.T, dir string) {
 	require.NoError(t, err)
 	opts, unref := crashOptions(t, v)
 	defer unref()
+	out := os.Stdout
+	_, err = io.WriteString(out, "opening\n")
+	require.NoError(t, err)
 	db, err := pebble.Open(dir, opts)
 	require.NoError(t, err)
 	next := 0
@@ -303,7 +312,6 @@ func crashChild(t *testing.T, dir string) {
 	} else {
 		require.ErrorIs(t, err, pebble.ErrNotFound)
 	}
-	out := os.Stdout
 	_, err = io.WriteString(out, "open\n")
 	require.NoError(t, err)
 	for i := next; ; i++ {
