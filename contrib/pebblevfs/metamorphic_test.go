@@ -49,6 +49,8 @@ import (
 //	                         in one-seed runs, 1000-3000 with a duration)
 //	PEBBLEVFS_META_ERROR_RATE  rate of errors Pebble's errorfs injects into
 //	                         the adapter's reads (retried by the harness)
+//	PEBBLEVFS_META_KEEP_GOING  go on to the next seed after a seed whose
+//	                         runs failed (a divergence still ends the test)
 //	PEBBLEVFS_META_DIR       where the runs' databases go (default a
 //	                         temporary directory; must allow O_DIRECT)
 //	PEBBLEVFS_META_LOG       a file the summary of each seed is appended to
@@ -179,6 +181,7 @@ func TestMetamorphic(t *testing.T) {
 		seed = v
 	}
 	errorRate := os.Getenv("PEBBLEVFS_META_ERROR_RATE")
+	keepGoing := os.Getenv("PEBBLEVFS_META_KEEP_GOING") != ""
 	root := os.Getenv("PEBBLEVFS_META_DIR")
 	if root == "" {
 		root = t.TempDir()
@@ -200,7 +203,7 @@ func TestMetamorphic(t *testing.T) {
 				ok := t.Run(strconv.FormatUint(s, 10), func(t *testing.T) {
 					metamorphicSeed(t, root, v, s, ops)
 				})
-				if !ok || time.Since(start) >= duration {
+				if (!ok && !keepGoing) || time.Since(start) >= duration {
 					break
 				}
 			}
