@@ -29,11 +29,11 @@ import (
 // another, printing the number of each as its Commit returns; the parent
 // SIGKILLs it at a random moment (one time in six within 10 ms of its
 // starting to open the database, which replays the WAL of the crash
-// before), reopens the database on the
-// adapter and checks that every batch the child acknowledged is there,
-// that no batch is there in part, that the batches are a prefix of the
-// ones written, and pebble.DebugCheckLevels. The memtable is small, so
-// kills land in flushes, compactions and table removals too.
+// before), reopens the database on the adapter and checks that every
+// batch the child acknowledged is there, that no batch is there in part,
+// that the batches are a prefix of the ones written, and
+// pebble.DebugCheckLevels. The memtable is small, so kills land in
+// flushes, compactions and table removals too.
 //
 // Environment:
 //

@@ -48,7 +48,9 @@ import (
 //	PEBBLEVFS_META_OPS       operations per seed, MIN-MAX (default 300-600
 //	                         in one-seed runs, 1000-3000 with a duration)
 //	PEBBLEVFS_META_ERROR_RATE  rate of errors Pebble's errorfs injects into
-//	                         the adapter's reads (retried by the harness)
+//	                         the reads of each run's FS (Pebble v2.1.7's
+//	                         harness does not retry them, so runs fail or
+//	                         differ on its own FSs too; compare with mem)
 //	PEBBLEVFS_META_KEEP_GOING  go on to the next seed after a seed whose
 //	                         runs failed (a divergence still ends the test)
 //	PEBBLEVFS_META_DIR       where the runs' databases go (default a
