@@ -141,3 +141,59 @@ func TestDirectSmallPages(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkSmallCache times mptest's crash02 transaction (five tables of
+// 64 rows, PRAGMA cache_size=10: every row's value made a 20,000-byte
+// overflow chain, then freed; rolled back untimed) on the default VFS and
+// in both modes, at 512- and 4096-byte pages. With -count N the rounds
+// alternate. The measurements in docs/2026-11-28-suites.md:
+//
+//	go test -run '^$' -bench SmallCache -benchtime 3x -count 5 .
+func BenchmarkSmallCache(b *testing.B) {
+	for _, pageSize := range []int{512, 4096} {
+		for _, vfsName := range []string{"default", "pagecache", "direct"} {
+			b.Run(strconv.Itoa(pageSize)+"/"+vfsName, func(b *testing.B) {
+				name := ""
+				if vfsName != "default" {
+					mode, err := ParseMode(vfsName)
+					if err != nil {
+						b.Fatal(err)
+					}
+					name = registerVFS(b, Options{Mode: mode})
+				}
+				for i := 0; i < b.N; i++ {
+					b.StopTimer()
+					path := filepath.Join(b.TempDir(), "crash02-"+strconv.Itoa(i)+".db")
+					c := openConn(b, path, name)
+					exec := func(q string) {
+						if err := c.Exec(q); err != nil {
+							b.Fatalf("%s: %v", q, err)
+						}
+					}
+					exec(`PRAGMA page_size=` + strconv.Itoa(pageSize))
+					for k := 1; k <= 5; k++ {
+						t := "t" + strconv.Itoa(k)
+						exec(`CREATE TABLE ` + t + `(a INTEGER PRIMARY KEY, b)`)
+						exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 64)
+							INSERT INTO ` + t + ` SELECT i, randomblob(1500) FROM n`)
+						exec(`UPDATE ` + t + ` SET b='x'||a||'y'`)
+						exec(`CREATE INDEX ` + t + `b ON ` + t + `(b)`)
+					}
+					exec(`PRAGMA cache_size=10`)
+					b.StartTimer()
+					exec(`BEGIN`)
+					for k := 1; k <= 5; k++ {
+						exec(`UPDATE t` + strconv.Itoa(k) + ` SET b=randomblob(20000)`)
+					}
+					for k := 1; k <= 5; k++ {
+						exec(`UPDATE t` + strconv.Itoa(k) + ` SET b=NULL`)
+					}
+					b.StopTimer()
+					exec(`ROLLBACK`)
+					c.Close()
+					b.StartTimer()
+				}
+			})
+		}
+	}
+}
