@@ -42,10 +42,13 @@ import (
 // upstream's long mode does (tests/parallel at 5,000 operations, the WAL
 // stress test unchanged: 64 writers, 2,000 transactions each, three
 // rounds); SQLITEVFS_SUITES_MODES chooses the modes (pagecache, direct, or
-// stock: SQLite's default VFS under the same name, for comparison). The
+// stock: SQLite's default VFS under the same name, for comparison;
+// stock+80us: the same with every read of a main database 80 µs slower).
+// The
 // go command must be on PATH and the modules the tests import in the
 // module cache or downloadable; without them the test skips, unless
-// SQLITEVFS_REQUIRE_SUITES is set (CI), when it fails.
+// SQLITEVFS_REQUIRE_SUITES is set (CI), when it fails. SQLITEVFS_SUITES_DIR
+// names a directory (not yet there) to build the patched copy in and keep.
 func TestGoSQLite3Suites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping go-sqlite3's suites in short mode")
@@ -157,7 +160,7 @@ func runSuite(t *testing.T, bin, mode string, run suiteRun) {
 			t.Errorf("an mptest script ran no tests: %s", s)
 		}
 	}
-	if mode != "stock" {
+	if !strings.HasPrefix(mode, "stock") {
 		checkOpens(t, logPath, mode)
 	}
 	t.Logf("%s in %s mode: %.1f s", run.name, mode, elapsed.Seconds())
@@ -276,8 +279,10 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/diskio-go/diskio/contrib/sqlitevfs"
+	"github.com/ncruces/go-sqlite3/util/vfsutil"
 	"github.com/ncruces/go-sqlite3/vfs"
 )
 
@@ -285,6 +290,14 @@ func init() {
 	m := os.Getenv("SQLITEVFS_SUITE_MODE")
 	if m == "stock" {
 		vfs.Register("diskio", vfs.Find(""))
+		return
+	}
+	if d, ok := strings.CutPrefix(m, "stock+"); ok {
+		delay, err := time.ParseDuration(d)
+		if err != nil {
+			panic(err)
+		}
+		vfs.Register("diskio", slowVFS{vfs.Find("").(vfs.VFSFilename), delay})
 		return
 	}
 	mode, err := sqlitevfs.ParseMode(m)
@@ -305,6 +318,36 @@ func envInt(name string, def int) int {
 	}
 	return def
 }
+
+// slowVFS is the default VFS whose main databases' reads each take delay
+// longer (a device read instead of a page-cache copy).
+type slowVFS struct {
+	vfs.VFSFilename
+	delay time.Duration
+}
+
+func (v slowVFS) OpenFilename(name *vfs.Filename, flags vfs.OpenFlag) (vfs.File, vfs.OpenFlag, error) {
+	f, fl, err := v.VFSFilename.OpenFilename(name, flags)
+	if err == nil && flags&vfs.OPEN_MAIN_DB != 0 {
+		f = slowFile{f, v.delay}
+	}
+	return f, fl, err
+}
+
+// slowFile passes on the shared memory (WAL mode) and the lock state, as
+// go-sqlite3's own wrapping test VFS (vfs/tests/torn_test.go) does.
+type slowFile struct {
+	vfs.File
+	delay time.Duration
+}
+
+func (f slowFile) ReadAt(p []byte, off int64) (int, error) {
+	time.Sleep(f.delay)
+	return f.File.ReadAt(p, off)
+}
+
+func (f slowFile) SharedMemory() vfs.SharedMemory { return vfsutil.WrapSharedMemory(f.File) }
+func (f slowFile) LockState() vfs.LockLevel       { return vfsutil.WrapLockState(f.File) }
 
 type checkedVFS struct{ *sqlitevfs.VFS }
 
@@ -400,6 +443,9 @@ func buildSuites(t *testing.T) map[string]string {
 	diskioDir := strings.TrimSpace(string(out))
 
 	copyDir := filepath.Join(t.TempDir(), "go-sqlite3")
+	if keep := os.Getenv("SQLITEVFS_SUITES_DIR"); keep != "" {
+		copyDir = keep // kept, with its test binaries, to run them by hand
+	}
 	if err := os.CopyFS(copyDir, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
