@@ -67,7 +67,11 @@
 // changing what the database needs in memory. Direct opens the main
 // database O_DIRECT where the filesystem allows: SQLite's page cache
 // (PRAGMA cache_size) is then the database's only cache, every miss a disk
-// read through the scheduler and every page written a disk write. The
+// read through the scheduler and every page written a disk write. Only
+// whole pages of the page cache (4096 bytes, or the direct-I/O block if
+// larger) go O_DIRECT: smaller requests, which are SQLite's header reads
+// and every page of a database with pages under 4096 bytes, go through
+// the page cache (partpage_linux.go says why that is coherent). The
 // rollback journal and the WAL stay page-cache files in both modes: they
 // are written sequentially in pieces that are not block-sized (a WAL frame
 // is 24 bytes of header and a page) and made durable by the commit's
