@@ -15,7 +15,9 @@
 //   - xRead, xWrite: File.ReadAt and File.WriteAt. In the page-cache mode a
 //     read the page cache holds is a copy on the caller's goroutine
 //     (preadv2 RWF_NOWAIT); only a miss goes to the scheduler, where many
-//     connections' misses are in flight at once from one thread. A full
+//     connections' misses are in flight at once from one thread. In direct
+//     mode a request smaller than a page of the page cache goes through a
+//     page-cache File on the same file (see Two modes). A full
 //     disk (ENOSPC) is SQLITE_FULL; EIO, ERANGE and ENXIO on a read are
 //     SQLITE_IOERR_CORRUPTFS, as in SQLite's unix VFS. A WAL frame's two
 //     writes (its 24-byte header, then the page) are one: the header is
