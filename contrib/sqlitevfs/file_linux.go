@@ -31,18 +31,18 @@ type file struct {
 	lock  vfs.LockLevel
 	shm   vfs.SharedMemory // nil but for main databases
 
-	direct bool // O_DIRECT (diskio's File.Direct)
-	unit   int  // a direct file: the smallest request it sends O_DIRECT (directUnit)
+	direct  bool // O_DIRECT (diskio's File.Direct)
+	psow    bool // powersafe overwrite (SQLITE_FCNTL_POWERSAFE_OVERWRITE, "psow" URI parameter)
+	keepWAL bool // SQLITE_FCNTL_PERSIST_WAL
+	syncDir bool // a new journal or WAL: its directory is synced at its first sync
+	closed  bool
 
 	// A direct file's requests smaller than unit (partpage_linux.go).
+	unit        int          // the smallest request a direct file sends O_DIRECT (directUnit)
 	part        *diskio.File // the same file through the page cache, opened at the first such request
 	partWrote   bool         // part has written since the last sync
 	directWrote bool         // f has written, truncated or grown since the last sync
 	syncErr     error        // a failed sync of part: every later sync returns it
-	psow        bool         // powersafe overwrite (SQLITE_FCNTL_POWERSAFE_OVERWRITE, "psow" URI parameter)
-	keepWAL     bool         // SQLITE_FCNTL_PERSIST_WAL
-	syncDir     bool         // a new journal or WAL: its directory is synced at its first sync
-	closed      bool
 
 	// A WAL's small writes held back to go with the next (walwrite_linux.go).
 	wal     bool   // a WAL file
