@@ -32,19 +32,25 @@ func init() {
 // holds, so what this proves is that nothing acknowledged stays in the
 // process (no write or sync left undone) and that SQLite's recovery works
 // on the files the VFS wrote.
+//
+// A direct database of 512-byte pages, whose writes and reads all go
+// through the page cache (partpage_linux.go), is killed the same way.
 func TestCrash(t *testing.T) {
 	for _, mode := range []Mode{PageCache, Direct} {
 		for _, journal := range []string{"delete", "wal"} {
-			t.Run(mode.String()+"/"+journal, func(t *testing.T) { testCrash(t, mode, journal) })
+			t.Run(mode.String()+"/"+journal, func(t *testing.T) { testCrash(t, mode, journal, 4096) })
 		}
+	}
+	for _, journal := range []string{"delete", "wal"} {
+		t.Run("direct/"+journal+"/512", func(t *testing.T) { testCrash(t, Direct, journal, 512) })
 	}
 }
 
-func testCrash(t *testing.T, mode Mode, journal string) {
+func testCrash(t *testing.T, mode Mode, journal string, pageSize int) {
 	const kills = 4
 	name := registerVFS(t, Options{Mode: mode})
 	path := filepath.Join(t.TempDir(), "crash.db")
-	db := openSQL(t, path, name, "journal_mode("+journal+")")
+	db := openSQL(t, path, name, "page_size("+strconv.Itoa(pageSize)+")", "journal_mode("+journal+")")
 	if _, err := db.Exec(`CREATE TABLE t (id INTEGER PRIMARY KEY, n INTEGER, pad BLOB)`); err != nil {
 		t.Fatal(err)
 	}

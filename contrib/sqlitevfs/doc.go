@@ -15,7 +15,9 @@
 //   - xRead, xWrite: File.ReadAt and File.WriteAt. In the page-cache mode a
 //     read the page cache holds is a copy on the caller's goroutine
 //     (preadv2 RWF_NOWAIT); only a miss goes to the scheduler, where many
-//     connections' misses are in flight at once from one thread. A full
+//     connections' misses are in flight at once from one thread. In direct
+//     mode a request smaller than a page of the page cache goes through a
+//     page-cache File on the same file (see Two modes). A full
 //     disk (ENOSPC) is SQLITE_FULL; EIO, ERANGE and ENXIO on a read are
 //     SQLITE_IOERR_CORRUPTFS, as in SQLite's unix VFS. A WAL frame's two
 //     writes (its 24-byte header, then the page) are one: the header is
@@ -67,7 +69,11 @@
 // changing what the database needs in memory. Direct opens the main
 // database O_DIRECT where the filesystem allows: SQLite's page cache
 // (PRAGMA cache_size) is then the database's only cache, every miss a disk
-// read through the scheduler and every page written a disk write. The
+// read through the scheduler and every page written a disk write. Only
+// whole pages of the page cache (4096 bytes, or the direct-I/O block if
+// larger) go O_DIRECT: smaller requests, which are SQLite's header reads
+// and every page of a database with pages under 4096 bytes, go through
+// the page cache (partpage_linux.go says why that is coherent). The
 // rollback journal and the WAL stay page-cache files in both modes: they
 // are written sequentially in pieces that are not block-sized (a WAL frame
 // is 24 bytes of header and a page) and made durable by the commit's

@@ -37,6 +37,13 @@ type file struct {
 	syncDir bool // a new journal or WAL: its directory is synced at its first sync
 	closed  bool
 
+	// A direct file's requests smaller than unit (partpage_linux.go).
+	unit        int          // the smallest request a direct file sends O_DIRECT (directUnit)
+	part        *diskio.File // the same file through the page cache, opened at the first such request
+	partWrote   bool         // part has written since the last sync
+	directWrote bool         // f has written, truncated or grown since the last sync
+	syncErr     error        // a failed sync of part: every later sync returns it
+
 	// A WAL's small writes held back to go with the next (walwrite_linux.go).
 	wal     bool   // a WAL file
 	held    []byte // bytes written by SQLite, not yet by the kernel
@@ -65,8 +72,15 @@ func (f *file) Close() error {
 		f.shm.Close()
 	}
 	f.Unlock(vfs.LOCK_NONE)
+	var perr error
+	if f.part != nil {
+		perr = f.part.Close()
+	}
 	if err := f.f.Close(); err != nil {
 		return vfs.SystemError(err, sqlite3.IOERR_CLOSE)
+	}
+	if perr != nil {
+		return vfs.SystemError(perr, sqlite3.IOERR_CLOSE)
 	}
 	return held
 }
@@ -79,7 +93,11 @@ func (f *file) ReadAt(p []byte, off int64) (int, error) {
 	if err := f.flushHeld(); err != nil {
 		return 0, err
 	}
-	n, err := f.f.ReadAt(p, off)
+	df, err := f.fileFor(p, off)
+	if err != nil {
+		return 0, vfs.SystemError(err, sqlite3.IOERR_READ)
+	}
+	n, err := df.ReadAt(p, off)
 	if err == nil || err == io.EOF {
 		return n, err
 	}
@@ -107,7 +125,11 @@ func (f *file) WriteAt(p []byte, off int64) (int, error) {
 	if len(f.held) > 0 {
 		n, err = f.writeJoined(p)
 	} else {
-		n, err = f.f.WriteAt(p, off)
+		var df *diskio.File
+		if df, err = f.fileFor(p, off); err == nil {
+			f.wrote(df)
+			n, err = df.WriteAt(p, off)
+		}
 	}
 	return n, writeError(err)
 }
@@ -129,6 +151,7 @@ func (f *file) Truncate(size int64) error {
 	if err := f.flushHeld(); err != nil {
 		return err
 	}
+	f.directWrote = true
 	if err := f.f.Truncate(size); err != nil {
 		return vfs.SystemError(err, sqlite3.IOERR_TRUNCATE)
 	}
@@ -148,18 +171,14 @@ func (f *file) Truncate(size int64) error {
 //
 // The first sync of a journal or WAL the connection created also syncs
 // its directory, so that the new name survives a crash (SQLite's unix VFS
-// does the same).
+// does the same). A direct file whose small requests went through the
+// page cache syncs that way (partpage_linux.go).
 func (f *file) Sync(flags vfs.SyncFlag) error {
 	if err := f.flushHeld(); err != nil {
 		return err
 	}
-	var err error
-	if flags&vfs.SYNC_DATAONLY == 0 && flags&0x0f == vfs.SYNC_FULL {
-		err = f.f.Sync()
-	} else {
-		err = f.f.Datasync()
-	}
-	if err != nil {
+	full := flags&vfs.SYNC_DATAONLY == 0 && flags&0x0f == vfs.SYNC_FULL
+	if err := f.syncFiles(full); err != nil {
 		return vfs.SystemError(err, sqlite3.IOERR_FSYNC)
 	}
 	if f.syncDir {
@@ -205,6 +224,7 @@ func (f *file) SizeHint(size int64) error {
 	if err != nil || size <= cur {
 		return err
 	}
+	f.directWrote = true
 	err = f.f.Preallocate(cur, size-cur)
 	if errors.Is(err, syscall.EOPNOTSUPP) {
 		err = f.f.Truncate(size)
@@ -237,7 +257,7 @@ func (f *file) SectorSize() int {
 //     both modes as far as the device honours it, as for SQLite's unix VFS.
 //   - SQLITE_IOCAP_SUBPAGE_READ: reads of less than a page are fine (SQLite
 //     reads overflow pages' headers so). On an O_DIRECT file such a read
-//     costs one aligned block, never more than the page.
+//     goes through the page cache (partpage_linux.go).
 func (f *file) DeviceCharacteristics() vfs.DeviceCharacteristic {
 	c := vfs.IOCAP_SUBPAGE_READ
 	if f.psow {

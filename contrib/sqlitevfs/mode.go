@@ -24,10 +24,13 @@ const (
 	// Direct opens the main database file O_DIRECT where the filesystem
 	// allows (diskio's Direct mode): every page SQLite's own cache
 	// (PRAGMA cache_size) misses is a disk read, and every page written
-	// reaches the disk before the write returns. Journals and the WAL
-	// stay page-cache files (see the package doc). Choose it when SQLite's
-	// cache is sized to the working set and the page cache should not
-	// hold the database a second time.
+	// reaches the disk before the write returns. That holds for pages of
+	// 4096 bytes and more (a page of the page cache, or the direct-I/O
+	// block if larger); requests smaller than that, so every page of a
+	// database with smaller pages, go through the page cache. Journals
+	// and the WAL stay page-cache files (see the package doc). Choose it
+	// when SQLite's cache is sized to the working set and the page cache
+	// should not hold the database a second time.
 	Direct
 )
 

@@ -27,17 +27,21 @@ func init() {
 // its own read transactions, while the parent reads too. In WAL mode they
 // share the -shm WAL-index; in DELETE mode they take turns with the
 // database locks. At the end every transfer of every process is there and
-// integrity_check is ok.
+// integrity_check is ok. With 512-byte pages the direct child's requests
+// all go through the page cache (partpage_linux.go), beside the other
+// processes' page-cache and direct I/O.
 func TestProcesses(t *testing.T) {
 	for _, journal := range []string{"delete", "wal"} {
-		t.Run(journal, func(t *testing.T) { testProcesses(t, journal) })
+		for _, pageSize := range []int{4096, 512} {
+			t.Run(journal+"/"+strconv.Itoa(pageSize), func(t *testing.T) { testProcesses(t, journal, pageSize) })
+		}
 	}
 }
 
-func testProcesses(t *testing.T, journal string) {
+func testProcesses(t *testing.T, journal string, pageSize int) {
 	name := registerVFS(t, Options{})
 	path := filepath.Join(t.TempDir(), "bank.db")
-	db := openSQL(t, path, name, "journal_mode("+journal+")")
+	db := openSQL(t, path, name, "page_size("+strconv.Itoa(pageSize)+")", "journal_mode("+journal+")")
 	setup(t, db)
 
 	const transfers = 20
@@ -96,6 +100,10 @@ func testProcesses(t *testing.T, journal string) {
 		t.Fatal(err)
 	}
 	integrityCheck(t, db)
+	var got int
+	if err := db.QueryRow(`PRAGMA page_size`).Scan(&got); err != nil || got != pageSize {
+		t.Fatalf("page_size %d (%v), want %d", got, err, pageSize)
+	}
 	t.Logf("the parent made %d consistent reads meanwhile", reads)
 }
 

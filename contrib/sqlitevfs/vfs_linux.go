@@ -187,6 +187,9 @@ func (v *VFS) open(name string, flags vfs.OpenFlag) (*file, vfs.OpenFlag, error)
 		psow:  true,
 	}
 	f.direct = df.Direct()
+	if f.direct {
+		f.unit = directUnit(df)
+	}
 	f.syncDir = isCreate && isJournal
 	f.wal = flags&vfs.OPEN_WAL != 0
 	// The WAL-index, as SQLite's unix VFS keeps it: the -shm file mapped
