@@ -1,0 +1,2 @@
+// Package raftwal runs hashicorp/raft-wal's segment files on diskio.
+package raftwal
