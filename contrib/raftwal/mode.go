@@ -87,12 +87,14 @@ func (o Options) fileOptions() []diskio.Option {
 	return opts
 }
 
-func (o Options) tailCache() int {
+// tailChunks is how many chunks a writer's cache keeps (0: none).
+func (o Options) tailChunks() int {
 	if o.Mode != Direct || o.TailCache < 0 {
 		return 0
 	}
-	if o.TailCache == 0 {
-		return DefaultTailCache
+	n := o.TailCache
+	if n == 0 {
+		n = DefaultTailCache
 	}
-	return o.TailCache
+	return max(2, (n+chunkSize-1)/chunkSize)
 }

@@ -21,6 +21,9 @@ type VFS struct {
 	opts  Options
 	fopts []diskio.Option
 
+	cachesMu sync.Mutex
+	caches   map[string]*chunkCache // direct mode: by path, shared by the path's open files
+
 	schedOnce sync.Once
 	sched     *sched.Scheduler // nil: removals and directory syncs are the os package's
 }
@@ -88,8 +91,10 @@ func (v *VFS) Create(dir, name string, size uint64) (types.WritableFile, error) 
 			}
 		}
 	}
-	w := &writableFile{File: f, vfs: v, dir: dir}
-	w.tail.init(v.opts.tailCache())
+	w := &writableFile{File: f, vfs: v, dir: dir, path: path}
+	if n := v.opts.tailChunks(); n > 0 {
+		w.cache = v.cacheFor(path, n, true, int64(size))
+	}
 	return w, nil
 }
 
@@ -97,7 +102,11 @@ func (v *VFS) Create(dir, name string, size uint64) (types.WritableFile, error) 
 // both go through the scheduler (unlink can wait for the disk while it
 // frees a segment's blocks).
 func (v *VFS) Delete(dir, name string) error {
-	if err := v.remove(filepath.Join(dir, name)); err != nil {
+	path := filepath.Join(dir, name)
+	v.cachesMu.Lock()
+	delete(v.caches, path) // a file created later under the name starts afresh
+	v.cachesMu.Unlock()
+	if err := v.remove(path); err != nil {
 		return err
 	}
 	return v.syncDir(dir)
@@ -109,20 +118,27 @@ func (v *VFS) OpenReader(dir, name string) (types.ReadableFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f, nil
+	if v.opts.tailChunks() == 0 {
+		return f, nil
+	}
+	path := filepath.Join(dir, name)
+	return &readableFile{File: f, vfs: v, path: path, cache: v.cacheFor(path, readerChunks, false, 0)}, nil
 }
 
 // OpenWriter opens dir/name for reading and writing. Its Sync syncs the
 // file only: a file that exists already has its name in its directory (as
 // with raft-wal's fs.FS.OpenWriter).
 func (v *VFS) OpenWriter(dir, name string) (types.WritableFile, error) {
-	f, err := diskio.OpenFile(filepath.Join(dir, name), os.O_RDWR, 0o644, v.fopts...)
+	path := filepath.Join(dir, name)
+	f, err := diskio.OpenFile(path, os.O_RDWR, 0o644, v.fopts...)
 	if err != nil {
 		return nil, err
 	}
-	w := &writableFile{File: f, vfs: v, dir: dir}
+	w := &writableFile{File: f, vfs: v, dir: dir, path: path}
 	w.dirSynced.Store(true)
-	w.tail.init(v.opts.tailCache())
+	if n := v.opts.tailChunks(); n > 0 {
+		w.cache = v.cacheFor(path, n, false, 0)
+	}
 	return w, nil
 }
 
@@ -133,27 +149,29 @@ type writableFile struct {
 	vfs       *VFS
 	dir       string
 	dirSynced atomic.Bool
-	tail      tailCache
+	path      string
+	cache     *chunkCache // nil: none
 }
 
-// WriteAt writes p at off, and keeps it in the tail cache if there is one.
+// WriteAt writes p at off, and into the cache if there is one.
 func (w *writableFile) WriteAt(p []byte, off int64) (int, error) {
 	n, err := w.File.WriteAt(p, off)
-	if w.tail.enabled() {
+	if w.cache != nil {
 		if err != nil || n != len(p) {
-			w.tail.drop()
+			w.cache.drop()
 		} else {
-			w.tail.wrote(p, off)
+			w.cache.wrote(p, off)
 		}
 	}
 	return n, err
 }
 
-// ReadAt reads from the tail cache where it holds all of [off, off+len(p)),
-// else from the file.
+// ReadAt reads from the cache where it can, else from the file.
 func (w *writableFile) ReadAt(p []byte, off int64) (int, error) {
-	if w.tail.enabled() && w.tail.read(p, off) {
-		return len(p), nil
+	if w.cache != nil && off >= 0 {
+		if n, err, ok := w.cache.read(p, off, w.File.ReadAt); ok {
+			return n, err
+		}
 	}
 	return w.File.ReadAt(p, off)
 }
@@ -174,82 +192,79 @@ func (w *writableFile) Sync() error {
 	return nil
 }
 
-// Close closes the file and lets the tail cache go.
+// Close closes the file and lets go of its cache.
 func (w *writableFile) Close() error {
 	err := w.File.Close()
-	w.tail.drop()
+	if w.cache != nil {
+		w.vfs.release(w.path, w.cache)
+	}
 	return err
 }
 
-// tailCache keeps a copy of the last bytes written to a file: raft reads
-// back the entries it appended (to replicate them, to apply them) right
-// after the commit, and in direct mode each such read would be a disk read.
-// The window is one range of the file, [off, off+len(buf)), which grows as
-// writes continue it and slides forward past max bytes; a write elsewhere
-// starts a new window. Writers update it after their write to the file
-// succeeded, so a read that starts after a WriteAt returned sees its bytes,
-// as with the file itself.
-type tailCache struct {
-	max int // 0: no cache
-
-	mu  sync.RWMutex
-	off int64
-	buf []byte
+// readableFile is a segment read in direct mode, through the cache its
+// path shares with the VFS's other files of that path.
+type readableFile struct {
+	*diskio.File
+	vfs   *VFS
+	path  string
+	cache *chunkCache
 }
 
-func (t *tailCache) init(max int) { t.max = max }
-
-func (t *tailCache) enabled() bool { return t.max > 0 }
-
-func (t *tailCache) drop() {
-	t.mu.Lock()
-	t.buf = nil
-	t.off = 0
-	t.mu.Unlock()
+// ReadAt reads from the cache where it can, else from the file.
+func (r *readableFile) ReadAt(p []byte, off int64) (int, error) {
+	if off >= 0 {
+		if n, err, ok := r.cache.read(p, off, r.File.ReadAt); ok {
+			return n, err
+		}
+	}
+	return r.File.ReadAt(p, off)
 }
 
-func (t *tailCache) wrote(p []byte, off int64) {
-	if len(p) == 0 {
-		return
-	}
-	if len(p) > t.max { // only the last max bytes of p
-		off += int64(len(p) - t.max)
-		p = p[len(p)-t.max:]
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.buf == nil {
-		t.buf = make([]byte, 0, 2*t.max)
-	}
-	if len(t.buf) == 0 || off < t.off || off > t.off+int64(len(t.buf)) {
-		// Neither inside nor continuing the window: start a new one.
-		t.off = off
-		t.buf = append(t.buf[:0], p...)
-		return
-	}
-	at := int(off - t.off)
-	if at+len(p) > cap(t.buf) {
-		// Slide forward: keep the max-len(p) bytes before off, then p.
-		// Sliding once per max bytes written copies each byte once.
-		from := max(0, at-(t.max-len(p)))
-		n := copy(t.buf, t.buf[from:at])
-		t.off += int64(from)
-		t.buf = t.buf[:n]
-		at = n
-	}
-	if need := at + len(p); need > len(t.buf) {
-		t.buf = t.buf[:need]
-	}
-	copy(t.buf[at:], p)
+// Close closes the file and lets go of its cache.
+func (r *readableFile) Close() error {
+	err := r.File.Close()
+	r.vfs.release(r.path, r.cache)
+	return err
 }
 
-// read copies [off, off+len(p)) into p if the window holds all of it.
-func (t *tailCache) read(p []byte, off int64) bool {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	if len(t.buf) == 0 || off < t.off || off+int64(len(p)) > t.off+int64(len(t.buf)) {
-		return false
+// cacheFor returns the cache of path, shared by the VFS's open files of
+// that path (so a reader sees what a writer of the VFS wrote), holding at
+// least chunks chunks. fresh (Create) says the file was just created,
+// reading as size zero bytes.
+func (v *VFS) cacheFor(path string, chunks int, fresh bool, size int64) *chunkCache {
+	v.cachesMu.Lock()
+	defer v.cachesMu.Unlock()
+	c := v.caches[path]
+	if c == nil || fresh {
+		c = &chunkCache{}
+		if v.caches == nil {
+			v.caches = make(map[string]*chunkCache)
+		}
+		v.caches[path] = c
 	}
-	copy(p, t.buf[off-t.off:])
-	return true
+	c.mu.Lock()
+	c.refs++
+	c.max = max(c.max, chunks)
+	if fresh {
+		c.fresh, c.hi, c.size = true, 0, size
+	}
+	c.mu.Unlock()
+	return c
+}
+
+// release drops a file's reference to its path's cache, and the cache
+// with the last one.
+func (v *VFS) release(path string, c *chunkCache) {
+	v.cachesMu.Lock()
+	defer v.cachesMu.Unlock()
+	c.mu.Lock()
+	c.refs--
+	last := c.refs == 0
+	c.mu.Unlock()
+	if last {
+		if v.caches[path] == c {
+			delete(v.caches, path)
+		}
+		c.drop()
+	}
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/hashicorp/raft-wal/types"
 )
 
 func modes() []Mode { return []Mode{PageCache, Direct} }
@@ -87,63 +89,103 @@ func TestCreateExclPreallocate(t *testing.T) {
 	}
 }
 
-// The direct mode's tail cache serves what os would: random writes
-// (appends mostly, some rewinds and jumps) and reads of random ranges of
-// the written part, compared with a file written through os.
-func TestTailCacheMatchesFile(t *testing.T) {
-	for _, tc := range []int{-1, 1000, 4096, 1 << 16} {
+// The direct mode's caches serve what the file would: random writes
+// (appends mostly, some rewinds and jumps) and reads of random ranges,
+// most of them raft-wal's 64 KiB reads running past what was written and
+// some past the file's end, compared with a reference; then the same
+// through OpenWriter (a file that is not fresh) and OpenReader.
+func TestCacheMatchesFile(t *testing.T) {
+	for _, tc := range []int{-1, 1000, 1 << 20} {
 		dir := t.TempDir()
 		v := New(Options{Mode: Direct, TailCache: tc})
-		w, err := v.Create(dir, "t.wal", 1<<20)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ref := make([]byte, 1<<20)
+		const size = 3<<20 + 100
+		ref := make([]byte, size)
 		rng := rand.New(rand.NewPCG(1, uint64(tc)))
-		off := int64(0)
-		hi := int64(0)
-		for i := 0; i < 3000; i++ {
-			n := 1 + rng.IntN(600)
+		check := func(what string, r interface {
+			ReadAt([]byte, int64) (int, error)
+		}, hi int64, i int) {
+			t.Helper()
+			for k := 0; k < 3; k++ {
+				ln := 1 + rng.IntN(2000)
+				if rng.IntN(2) == 0 {
+					ln = 64 << 10
+				}
+				at := max(0, hi-int64(rng.IntN(2000))-rng.Int64N(min(hi, 1<<20)+1))
+				if rng.IntN(20) == 0 {
+					at = size - int64(rng.IntN(70000))
+				}
+				got := make([]byte, ln)
+				n, err := r.ReadAt(got, at)
+				want := min(int64(ln), size-at)
+				var wantErr error
+				if want < int64(ln) {
+					wantErr = io.EOF
+				}
+				if int64(n) != want || err != wantErr || !bytes.Equal(got[:n], ref[at:at+int64(n)]) {
+					t.Fatalf("cache %d, %s: ReadAt(%d, %d) = %d, %v, want %d, %v (equal %v) after %d writes",
+						tc, what, ln, at, n, err, want, wantErr, bytes.Equal(got[:n], ref[at:at+int64(n)]), i)
+				}
+			}
+		}
+		write := func(w types.WritableFile, hi *int64, off *int64, i int) {
+			n := 1 + rng.IntN(3000)
 			switch r := rng.IntN(100); {
 			case r < 3:
-				off = rng.Int64N(hi + 1)
+				*off = rng.Int64N(*hi + 1)
 			case r < 5:
-				off = min(hi+rng.Int64N(5000), int64(len(ref))-1)
+				*off = min(*hi+rng.Int64N(300000), size-1)
 			}
-			if off+int64(n) > int64(len(ref)) {
-				off = 0
+			if *off+int64(n) > size {
+				*off = 0
 			}
 			p := make([]byte, n)
 			for j := range p {
 				p[j] = byte(rng.Uint32())
 			}
-			if _, err := w.WriteAt(p, off); err != nil {
+			if _, err := w.WriteAt(p, *off); err != nil {
 				t.Fatal(err)
 			}
-			copy(ref[off:], p)
-			off += int64(n)
-			hi = max(hi, off)
-			for k := 0; k < 3; k++ {
-				ln := 1 + rng.IntN(2000)
-				at := max(0, hi-int64(ln)-rng.Int64N(min(hi, 70000)+1))
-				got := make([]byte, ln)
-				if _, err := w.ReadAt(got, at); err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Equal(got, ref[at:at+int64(ln)]) {
-					t.Fatalf("tail %d: ReadAt(%d, %d) differs after %d writes", tc, ln, at, i)
-				}
-			}
+			copy(ref[*off:], p)
+			*off += int64(n)
+			*hi = max(*hi, *off)
+		}
+		w, err := v.Create(dir, "t.wal", size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var off, hi int64
+		for i := 0; i < 1000; i++ {
+			write(w, &hi, &off, i)
+			check("Create", w, hi, i)
 		}
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
+		w, err = v.OpenWriter(dir, "t.wal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 500; i++ {
+			write(w, &hi, &off, i)
+			check("OpenWriter", w, hi, i)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		r, err := v.OpenReader(dir, "t.wal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 500; i++ {
+			check("OpenReader", r, hi, i)
+		}
+		r.Close()
 		b, err := os.ReadFile(filepath.Join(dir, "t.wal"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(b, ref) {
-			t.Fatalf("tail %d: the file differs from the reference", tc)
+			t.Fatalf("cache %d: the file differs from the reference", tc)
 		}
 	}
 }
