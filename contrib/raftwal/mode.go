@@ -21,11 +21,11 @@ const (
 	// scheduler: the syncs, page-cache misses. It is the default.
 	PageCache Mode = iota
 	// Direct opens the segment files O_DIRECT where the filesystem allows
-	// (diskio.Direct), and keeps the tail of the segment being written
-	// in memory (Options.TailCache), so that the entries raft reads back
+	// (diskio.Direct), and keeps a segment's recent 256 KiB chunks in
+	// memory (Options.TailCache), so that the entries raft reads back
 	// right after appending them never go to the disk. Older entries
 	// (a follower catching up from far behind, a restart's replay) are
-	// read from the disk, not from the page cache. Choose it to keep a
+	// read from the disk in whole chunks, not from the page cache. Choose it to keep a
 	// large log out of a page cache that other work needs; see the
 	// package doc for what it costs.
 	Direct
@@ -66,11 +66,12 @@ type Options struct {
 	// scheduler of one's own carries a Tracer, a worker cap or injected
 	// faults (sched.Options).
 	Scheduler *sched.Scheduler
-	// TailCache is how many of the last bytes written to a segment a
-	// writer keeps in memory to serve reads from, in Direct mode: 0 is
-	// DefaultTailCache, a negative value keeps none (every read goes to
-	// the disk). The page-cache mode keeps none: the page cache holds
-	// them.
+	// TailCache is how many bytes of a segment being written the
+	// Direct mode keeps in memory, in 256 KiB chunks (at least two), to
+	// serve reads from; a segment only read keeps two chunks. 0 is
+	// DefaultTailCache; a negative value keeps none (every read goes to
+	// the disk, 64 KiB at a time). The page-cache mode keeps none: the
+	// page cache holds them.
 	TailCache int
 }
 
