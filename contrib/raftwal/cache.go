@@ -34,6 +34,7 @@ type chunkCache struct {
 	mu     sync.Mutex
 	max    int              // chunks kept
 	refs   int              // open files sharing the cache
+	noLoad bool             // never read chunks (page-cache mode: the page cache serves them)
 	chunks map[int64]*chunk // by index (offset / chunkSize)
 	tick   uint64           // for least-recently-used eviction
 	gen    uint64           // writes so far
@@ -134,6 +135,9 @@ func (c *chunkCache) read(p []byte, off int64, load func([]byte, int64) (int, er
 		ch := c.get(i)
 		gen := c.gen
 		c.mu.Unlock()
+		if ch == nil && c.noLoad {
+			return 0, nil, false
+		}
 		if ch == nil {
 			buf := make([]byte, chunkSize)
 			m, err := load(buf, i*chunkSize)

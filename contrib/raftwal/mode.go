@@ -66,12 +66,16 @@ type Options struct {
 	// scheduler of one's own carries a Tracer, a worker cap or injected
 	// faults (sched.Options).
 	Scheduler *sched.Scheduler
-	// TailCache is how many bytes of a segment being written the
-	// Direct mode keeps in memory, in 256 KiB chunks (at least two), to
-	// serve reads from; a segment only read keeps two chunks. 0 is
-	// DefaultTailCache; a negative value keeps none (every read goes to
-	// the disk, 64 KiB at a time). The page-cache mode keeps none: the
-	// page cache holds them.
+	// TailCache is how many bytes of a segment being written the VFS
+	// keeps in memory, in 256 KiB chunks (at least two), to serve reads
+	// from: raft reads each entry back right after appending it, through
+	// raft-wal's 64 KiB read buffer. 0 is DefaultTailCache; a negative
+	// value keeps none. In PageCache mode the chunks are only those a new
+	// segment's writes made (its bytes past them are its preallocation's
+	// zeros), and what they lack the page cache serves; in Direct mode a
+	// segment's chunks are also read from the disk, whole, and a segment
+	// only read keeps two. With none, in Direct mode every read goes to
+	// the disk, 64 KiB at a time.
 	TailCache int
 }
 
@@ -90,7 +94,7 @@ func (o Options) fileOptions() []diskio.Option {
 
 // tailChunks is how many chunks a writer's cache keeps (0: none).
 func (o Options) tailChunks() int {
-	if o.Mode != Direct || o.TailCache < 0 {
+	if o.TailCache < 0 {
 		return 0
 	}
 	n := o.TailCache

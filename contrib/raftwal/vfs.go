@@ -118,8 +118,8 @@ func (v *VFS) OpenReader(dir, name string) (types.ReadableFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	if v.opts.tailChunks() == 0 {
-		return f, nil
+	if v.opts.Mode != Direct || v.opts.tailChunks() == 0 {
+		return f, nil // the page cache serves readers
 	}
 	path := filepath.Join(dir, name)
 	return &readableFile{File: f, vfs: v, path: path, cache: v.cacheFor(path, readerChunks, false, 0)}, nil
@@ -243,6 +243,7 @@ func (v *VFS) cacheFor(path string, chunks int, fresh bool, size int64) *chunkCa
 		v.caches[path] = c
 	}
 	c.mu.Lock()
+	c.noLoad = v.opts.Mode != Direct
 	c.refs++
 	c.max = max(c.max, chunks)
 	if fresh {

@@ -95,9 +95,12 @@ func TestCreateExclPreallocate(t *testing.T) {
 // some past the file's end, compared with a reference; then the same
 // through OpenWriter (a file that is not fresh) and OpenReader.
 func TestCacheMatchesFile(t *testing.T) {
-	for _, tc := range []int{-1, 1000, 1 << 20} {
+	for _, tc := range []int{-1, 1000, 1 << 20, -2} {
 		dir := t.TempDir()
 		v := New(Options{Mode: Direct, TailCache: tc})
+		if tc == -2 { // the page-cache mode's cache
+			v = New(Options{Mode: PageCache})
+		}
 		const size = 3<<20 + 100
 		ref := make([]byte, size)
 		rng := rand.New(rand.NewPCG(1, uint64(tc)))
