@@ -52,8 +52,8 @@ func ParseMode(s string) (Mode, error) {
 	return 0, fmt.Errorf("raftwal: unknown mode %q (have pagecache, direct)", s)
 }
 
-// DefaultTailCache is the default Options.TailCache: 4 MiB, thousands of
-// raft entries of the sizes consensus systems write.
+// DefaultTailCache is the Direct mode's default Options.TailCache: 4 MiB,
+// thousands of raft entries of the sizes consensus systems write.
 const DefaultTailCache = 4 << 20
 
 // Options configure a VFS. The zero value is the page-cache mode on the
@@ -70,9 +70,14 @@ type Options struct {
 	// keeps in memory, in 256 KiB chunks (at least two), to serve reads
 	// from: raft reads each entry back right after appending it, through
 	// raft-wal's 64 KiB read buffer. 0 is DefaultTailCache; a negative
-	// value keeps none. In PageCache mode the chunks are only those a new
+	// value keeps none. In PageCache mode the cache is off unless
+	// TailCache is positive, and its chunks are only those a new
 	// segment's writes made (its bytes past them are its preallocation's
-	// zeros), and what they lack the page cache serves; in Direct mode a
+	// zeros); what they lack the page cache serves. It saves a 64 KiB
+	// read system call per entry read back, but on a throttled disk the
+	// fsyncs then wrote 1.7x as many requests (pages past the written end
+	// no longer read into the page cache ahead of the writes), halving
+	// appends/s there; see docs/2026-11-28-measurements.md. In Direct mode a
 	// segment's chunks are also read from the disk, whole, and a segment
 	// only read keeps two. With none, in Direct mode every read goes to
 	// the disk, 64 KiB at a time.
@@ -94,7 +99,7 @@ func (o Options) fileOptions() []diskio.Option {
 
 // tailChunks is how many chunks a writer's cache keeps (0: none).
 func (o Options) tailChunks() int {
-	if o.TailCache < 0 {
+	if o.TailCache < 0 || (o.Mode == PageCache && o.TailCache == 0) {
 		return 0
 	}
 	n := o.TailCache

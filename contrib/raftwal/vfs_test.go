@@ -99,7 +99,7 @@ func TestCacheMatchesFile(t *testing.T) {
 		dir := t.TempDir()
 		v := New(Options{Mode: Direct, TailCache: tc})
 		if tc == -2 { // the page-cache mode's cache
-			v = New(Options{Mode: PageCache})
+			v = New(Options{Mode: PageCache, TailCache: DefaultTailCache})
 		}
 		const size = 3<<20 + 100
 		ref := make([]byte, size)

@@ -57,7 +57,7 @@ func main() {
 func bench(args []string, out *os.File) error {
 	fl := flag.NewFlagSet("raftbench", flag.ExitOnError)
 	dir := fl.String("dir", "", "directory for the nodes' data (removed afterwards unless -keep); must allow O_DIRECT for -layers direct")
-	layers := fl.String("layers", "fs,pagecache,direct", "segment file layers: fs (raft-wal's own), pagecache, direct (contrib/raftwal)")
+	layers := fl.String("layers", "fs,pagecache,direct", "segment file layers: fs (raft-wal's own), pagecache, pagecache+tail (Options.TailCache), direct (contrib/raftwal)")
 	rounds := fl.Int("rounds", 3, "rounds; each starts a fresh cluster per layer")
 	clients := fl.String("clients", "1,16,256", "client counts measured, comma-separated (empty: none)")
 	warm := fl.Duration("warm", time.Second, "warm-up before each measured phase")

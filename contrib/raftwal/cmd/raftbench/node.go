@@ -158,7 +158,7 @@ func runNode(args []string) error {
 	fl := flag.NewFlagSet("node", flag.ExitOnError)
 	id := fl.Int("id", 0, "node number (0-based)")
 	dir := fl.String("dir", "", "data directory")
-	layer := fl.String("layer", "pagecache", "segment file layer: fs (raft-wal's own), pagecache, direct")
+	layer := fl.String("layer", "pagecache", "segment file layer: fs (raft-wal's own), pagecache, pagecache+tail (with Options.TailCache), direct")
 	peers := fl.String("peers", "", "comma-separated raft addresses of all nodes, this one's at -id")
 	applyAddr := fl.String("apply", "", "address clients apply entries at")
 	ctlAddr := fl.String("ctl", "", "address of the control HTTP server")
@@ -196,6 +196,8 @@ func runNode(args []string) error {
 	case "pagecache", "direct":
 		m, _ := raftwal.ParseMode(*layer)
 		sf = segment.NewFiler(walDir, raftwal.New(raftwal.Options{Mode: m}))
+	case "pagecache+tail": // the page-cache mode with Options.TailCache
+		sf = segment.NewFiler(walDir, raftwal.New(raftwal.Options{Mode: raftwal.PageCache, TailCache: raftwal.DefaultTailCache}))
 	default:
 		return fmt.Errorf("unknown -layer %q", *layer)
 	}
