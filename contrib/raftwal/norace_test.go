@@ -1,0 +1,5 @@
+//go:build !race
+
+package raftwal_test
+
+const raceEnabled = false
