@@ -8,6 +8,7 @@ require (
 )
 
 require (
+	github.com/google/pprof v0.0.0-20260906184651-6331bc6350fe // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 )
