@@ -159,7 +159,7 @@ func TestStallMetrics(t *testing.T) {
 		SlowThreshold: threshold,
 		Faults: sched.FaultFunc(func(a sched.Attempt) sched.Fault {
 			if a.Op == sched.OpRead && a.Off == 8*blockSize {
-				return sched.Fault{Delay: 450 * time.Millisecond}
+				return sched.Fault{Delay: 600 * time.Millisecond}
 			}
 			return sched.Fault{}
 		}),
@@ -178,7 +178,7 @@ func TestStallMetrics(t *testing.T) {
 	require.EqualValues(t, 1, fams["diskio_stalled_requests"].Metric[0].GetGauge().GetValue())
 	age := fams["diskio_oldest_stall_age_seconds"].Metric[0].GetGauge().GetValue()
 	require.GreaterOrEqual(t, age, 0.2)
-	require.Less(t, age, 0.45)
+	require.Less(t, age, 0.6)
 	slow := fams["diskio_slow_requests_total"]
 	require.Len(t, slow.Metric, sched.SlowDoublings)
 	require.EqualValues(t, 1, find(t, slow, map[string]string{"waited_seconds": "0.1"}).GetCounter().GetValue())
