@@ -119,6 +119,7 @@ func main() {
 		if pl.Y.Min > 0 {
 			pl.Y.Min = 0
 		}
+		pl.Y.Max += 0.25 * (pl.Y.Max - pl.Y.Min) // room for the legend
 		plots = append(plots, pl)
 	}
 	rows := (len(plots) + *cols - 1) / *cols
