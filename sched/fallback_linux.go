@@ -12,6 +12,9 @@ func (s *Scheduler) ReportFallback(fb Fallback) {
 	if fb.Backend == "" {
 		fb.Backend = s.backend
 	}
+	if fb.Path != "" {
+		s.stats.fallbacks.Add(1)
+	}
 	if ft, ok := s.tracer.(FallbackTracer); ok {
 		ft.Fallback(fb)
 	}

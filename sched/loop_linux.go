@@ -34,6 +34,9 @@ type loop struct {
 	slowNs int64       // Options.SlowThreshold in ns; 0: off
 	slowAt int64       // when the oldest request in flight is due a slow check (Now); 0: none
 	slowCh chan SlowIO // reports to the reporting goroutine, or nil
+	// stallScan: a request reported slow completed, the oldest stall
+	// is to be found again (scanStalls).
+	stallScan bool
 
 	queued     int             // requests in pending and bgPending
 	inflightBy [NumClasses]int // requests in the kernel, by class
@@ -149,6 +152,9 @@ func (l *loop) main() {
 		}
 		if l.slowAt != 0 && n > 0 && l.now >= l.slowAt {
 			l.checkSlow(l.now)
+		}
+		if l.stallScan {
+			l.scanStalls()
 		}
 		if l.stats != nil {
 			l.publish()
@@ -402,6 +408,7 @@ func (l *loop) complete(c completion) bool {
 	}
 	if r.slowReports > 0 {
 		l.s.stats.stalled.Add(-1)
+		l.stallScan = true
 	}
 	if l.stats != nil && r.err != errWouldBlock { // else recorded when its caller made it
 		l.stats.done(r, r.tTaken, r.tSubmit, l.now)

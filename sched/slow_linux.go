@@ -82,6 +82,7 @@ func (l *loop) checkSlow(now int64) {
 		}
 	}
 	l.slowAt = next
+	l.scanStalls()
 }
 
 // slowDue is when r is next to be reported.
@@ -101,6 +102,9 @@ func (s *Scheduler) reportSlow(r *request, done int, now int64, ch chan<- SlowIO
 		st.stalled.Add(1)
 	}
 	st.slowReports.Add(1)
+	if k := int(r.slowReports) - 1; k < SlowDoublings {
+		st.slowDoublings[k].Add(1)
+	}
 	waited := now - r.tSubmit
 	for {
 		old := st.longest.Load()

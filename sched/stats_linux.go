@@ -180,6 +180,12 @@ type Stats struct {
 	// while latency-class requests wait (see ClassOptions); 0 when
 	// classes are off.
 	BackgroundBound int
+	// Places counts the places where requests run on their callers'
+	// threads, and how many are in use now (health_linux.go).
+	Places PlaceStats
+	// Fallbacks counts the files reported to run buffered although
+	// they asked for O_DIRECT (ReportFallback with a Path).
+	Fallbacks uint64
 }
 
 // SlowStats counts slow requests (Options.SlowThreshold).
@@ -192,6 +198,13 @@ type SlowStats struct {
 	// Longest is the longest time a request had been in flight when it
 	// was last reported (a stall still going on is longer).
 	Longest time.Duration
+	// Oldest is how long the oldest of the Stalled requests has been in
+	// flight now; 0 when none is.
+	Oldest time.Duration
+	// Doublings counts requests by how long they were in flight:
+	// Doublings[i] those reported at Threshold<<i (Doublings[0] is
+	// Requests).
+	Doublings [SlowDoublings]uint64
 }
 
 // stats is a scheduler's recording side.
@@ -209,6 +222,11 @@ type stats struct {
 	slowRequests, slowReports, slowDropped atomic.Uint64
 	stalled                                atomic.Int64
 	longest                                atomic.Int64
+	slowDoublings                          [SlowDoublings]atomic.Uint64
+	// stallSince is the first submission (Now) of the oldest request
+	// the loop holds that was reported slow; 0: none (health_linux.go).
+	stallSince atomic.Int64
+	fallbacks  atomic.Uint64
 }
 
 // done records a request that completed, with its caller's enqueue, its
@@ -254,6 +272,7 @@ func (s *Scheduler) ReadStats(dst *Stats) {
 		Stalled:   int(st.stalled.Load()),
 		Longest:   time.Duration(st.longest.Load()),
 	}
+	s.readHealth(dst)
 }
 
 // Stats returns a snapshot of s's statistics (see ReadStats).

@@ -1,0 +1,5 @@
+//go:build !race
+
+package diskioprom
+
+const raceEnabled = false
