@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -57,7 +58,8 @@ func init() {
 // are built in wherever the testbench has been run.
 //
 // Each row reports IOPS, CPU µs per operation (the whole process's user
-// and system time over the operations; for fio, its job's usr+sys), IOPS
+// and system time over the operations; for fio, its job process's, see
+// runFioCounted), IOPS
 // per busy core (operations per CPU second: IOPS divided by the cores the
 // process kept busy), allocations per operation, system calls per
 // operation and OS threads. System calls are counted by the kernel's
@@ -354,24 +356,52 @@ func dropArgs(args []string, drop ...string) []string {
 
 // runFioCounted runs fio, under `perf stat -e raw_syscalls:sys_enter`
 // when count is set and perf is installed, and returns its measurements
-// and the system calls its process made (0: not counted).
+// and the system calls its processes made (0: not counted).
+//
+// fio's own usr_cpu and sys_cpu are its job thread's (getrusage
+// RUSAGE_THREAD): io_uring's workers, which do the reads on tmpfs, are
+// not in them. The row's CPU time per operation is instead the job
+// process's, all its threads included, sampled from /proc while it runs
+// (the last sample at most a few milliseconds before it exits), and its
+// thread count the job process's; fio's own figure goes in the note.
 func runFioCounted(ctx context.Context, bin string, args []string, count bool) (Result, int64, error) {
-	perf, err := exec.LookPath("perf")
-	if !count || err != nil {
-		r, err := runFio(ctx, bin, args)
-		return r, 0, err
+	name, argv := bin, args
+	var perfOut string
+	if perf, err := exec.LookPath("perf"); count && err == nil {
+		out, err := os.CreateTemp("", "testbench-perf-*.txt")
+		if err != nil {
+			return Result{}, 0, err
+		}
+		out.Close()
+		perfOut = out.Name()
+		defer os.Remove(perfOut)
+		name, argv = perf, append([]string{"stat", "-x", ",", "-e", "raw_syscalls:sys_enter", "-o", perfOut, "--", bin}, args...)
 	}
-	out, err := os.CreateTemp("", "testbench-perf-*.txt")
-	if err != nil {
+	cmd := exec.CommandContext(ctx, name, argv...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
 		return Result{}, 0, err
 	}
-	out.Close()
-	defer os.Remove(out.Name())
-	r, err := runFio(ctx, perf, append([]string{"stat", "-x", ",", "-e", "raw_syscalls:sys_enter", "-o", out.Name(), "--", bin}, args...))
+	jobs := newJobSampler(cmd.Process.Pid, bin)
+	err := cmd.Wait()
+	cpu, threads, workers := jobs.stop()
+	if err != nil {
+		return Result{}, 0, fmt.Errorf("fio: %v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	r, err := parseFio(stdout.Bytes())
 	if err != nil {
 		return r, 0, err
 	}
-	b, err := os.ReadFile(out.Name())
+	r.Note = fmt.Sprintf("fio's usr+sys (its job thread): %.2f µs/op", r.CPUUsPerOp)
+	if cpu > 0 {
+		r.CPUUsPerOp = us(cpu) / float64(r.Ops)
+		r.ThreadsPeak, r.WorkersPeak = threads, workers
+	}
+	if perfOut == "" {
+		return r, 0, nil
+	}
+	b, err := os.ReadFile(perfOut)
 	if err != nil {
 		return r, 0, err
 	}
@@ -386,6 +416,118 @@ func runFioCounted(ctx context.Context, bin string, args []string, count bool) (
 		}
 	}
 	return r, 0, fmt.Errorf("perf stat counted no raw_syscalls:sys_enter: %s", bytes.TrimSpace(b))
+}
+
+// jobSampler follows fio's job processes (the children of the fio
+// process under pid, found through /proc/PID/task/TID/children) every
+// millisecond: the CPU time of all their threads (schedstat, in
+// nanoseconds) and their most threads.
+type jobSampler struct {
+	done chan struct{}
+	wg   sync.WaitGroup
+	cpu  map[int]time.Duration // per job process, the latest sum
+	thr  map[int][2]int        // per job process, most threads and iou-wrk threads
+}
+
+func newJobSampler(pid int, fio string) *jobSampler {
+	js := &jobSampler{done: make(chan struct{}), cpu: map[int]time.Duration{}, thr: map[int][2]int{}}
+	js.wg.Add(1)
+	go func() {
+		defer js.wg.Done()
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			js.sample(pid, filepath.Base(fio))
+			select {
+			case <-js.done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return js
+}
+
+// sample reads the job processes once. Under perf, fio is perf's child
+// and the jobs its grandchildren.
+func (js *jobSampler) sample(pid int, fio string) {
+	var jobs []int
+	if commOf(pid) == fio {
+		jobs = childPids(pid)
+	} else {
+		for _, c := range childPids(pid) {
+			if commOf(c) == fio {
+				jobs = append(jobs, childPids(c)...)
+			}
+		}
+	}
+	for _, job := range jobs {
+		var sum time.Duration
+		var n, w int
+		for _, tid := range tasksOf(job) {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", job, tid))
+			if err != nil {
+				continue
+			}
+			if f := strings.Fields(string(b)); len(f) > 0 {
+				ns, _ := strconv.ParseInt(f[0], 10, 64)
+				sum += time.Duration(ns)
+			}
+			n++
+			if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/comm", job, tid)); strings.HasPrefix(string(comm), "iou-wrk") {
+				w++
+			}
+		}
+		if n > 0 {
+			js.cpu[job] = max(js.cpu[job], sum)
+			t := js.thr[job]
+			js.thr[job] = [2]int{max(t[0], n), max(t[1], w)}
+		}
+	}
+}
+
+func commOf(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	return strings.TrimSpace(string(b))
+}
+
+// stop ends the sampling and returns the job processes' CPU time, most
+// threads and most io_uring workers.
+func (js *jobSampler) stop() (cpu time.Duration, threads, workers int) {
+	close(js.done)
+	js.wg.Wait()
+	for job, c := range js.cpu {
+		cpu += c
+		threads, workers = max(threads, js.thr[job][0]), max(workers, js.thr[job][1])
+	}
+	return cpu, threads, workers
+}
+
+// childPids lists the children of process pid's main thread.
+func childPids(pid int) []int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if n, err := strconv.Atoi(f); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func tasksOf(pid int) []string {
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return nil
+	}
+	names := make([]string, len(ents))
+	for i, e := range ents {
+		names[i] = e.Name()
+	}
+	return names
 }
 
 // syscallCount counts the system calls of this process with perf events
@@ -508,7 +650,10 @@ func printOverhead(w io.Writer, rep *Report) {
 			sys = fmt.Sprintf("%.2f", r.SyscallsPerOp)
 		}
 		if r.Backend == "fio" {
-			allocs, threads = "-", "-"
+			allocs = "-"
+			if r.ThreadsPeak == 0 {
+				threads = "-"
+			}
 		}
 		cells := []string{r.Label, strconv.Itoa(r.Goroutines), commas(r.IOPS), pct(r.Spread.IOPS, r.IOPS), ratio(osr), ratio(fio),
 			num(r.CPUUsPerOp), perCore, allocs, sys, threads}
@@ -519,6 +664,7 @@ func printOverhead(w io.Writer, rep *Report) {
 	}
 	writeAligned(w, len(head), lines)
 	fmt.Fprintf(w, "\nEach row: the median of %d alternating rounds (IOPS ±: the interval that holds the median at %s confidence). CPU µs/op: the process's user+system time\n"+
-		"over its operations (fio: its job's usr+sys); IOPS/busy core: operations per CPU second; syscalls/op: raw_syscalls:sys_enter events (fio: its whole process\n"+
-		"under perf stat, start-up included); threads: the process's OS threads at most (iou-wrk: io_uring's workers among them).\n", rep.Rounds, confidenceName(rep.Rounds))
+		"over its operations (fio: its job process's threads, io_uring's workers included, from /proc; the note has fio's own usr+sys, its job thread's); IOPS/busy core:\n"+
+		"operations per CPU second; syscalls/op: raw_syscalls:sys_enter events (fio: its processes under perf stat, start-up included); threads: the process's OS threads\n"+
+		"at most (fio: its job process's; iou-wrk: io_uring's workers among them).\n", rep.Rounds, confidenceName(rep.Rounds))
 }
