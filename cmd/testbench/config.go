@@ -23,6 +23,7 @@ type config struct {
 	durSet     bool          // -duration given: presets use it instead of their own
 	bsSet      bool          // -bs given: the wal preset's record sizes
 	gsSet      bool          // -goroutines given: the slowdisk preset's counts
+	beSet      bool          // -backends given: the overhead preset's rows
 	rounds     int           // each row's measured time is split over this many alternating rounds
 	roundsSet  bool          // -rounds given: the dropin preset's default (3) does not apply
 	workloads  []string      // dropin: the rows to run (-workloads)
@@ -119,6 +120,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			c.roundsSet = true
 		}
 		c.gsSet = c.gsSet || f.Name == "goroutines"
+		c.beSet = c.beSet || f.Name == "backends" || f.Name == "schedulers"
 		if workloadFlags[f.Name] {
 			c.custom = true
 		}

@@ -69,7 +69,8 @@ func init() {
 // (its start-up included). diskio runs without a Tracer, so nothing of
 // the testbench's own instrumentation is in its figures. Rows run in
 // alternating rounds as every preset's (-rounds 6, -duration 3s per row
-// by default), each in a child process of its own.
+// by default), each in a child process of its own. -backends selects the
+// diskio and os.File rows, and then only -fio adds fio's.
 func presetOverhead(ctx context.Context, s *suite) error {
 	c := s.c
 	gs := []int{1, 8, 32, 128, 1024}
@@ -93,6 +94,16 @@ func presetOverhead(ctx context.Context, s *suite) error {
 		s.note("overhead: system calls are not counted: " + err.Error())
 	}
 	s.print = printOverhead
+	// -backends (and -fio) select rows: the profiles of one row are
+	// taken that way (docs/2026-11-28-cpu-per-io.md).
+	backends := []string{"uring", "aio", "os.File"}
+	fios := []struct{ variant, label string }{{"fixed", "fio --fixedbufs --registerfiles"}, {"plain", "fio"}}
+	if c.beSet {
+		backends = c.backends
+		if !c.fio {
+			fios = nil
+		}
+	}
 	disk := *s.e
 	defer func() { *s.e = disk }()
 	for _, dev := range devs {
@@ -114,12 +125,12 @@ func presetOverhead(ctx context.Context, s *suite) error {
 		var jobs []Job
 		group := fmt.Sprintf("%s: 4 KiB random read, O_DIRECT", dev)
 		for _, g := range gs {
-			for _, be := range []string{"uring", "aio", "os.File"} {
+			for _, be := range backends {
 				j := c.job(group, be, "randread", 4096, g, true)
 				j.Untraced, j.CountSyscalls = true, true
 				jobs = append(jobs, j)
 			}
-			for _, v := range []struct{ variant, label string }{{"fixed", "fio --fixedbufs --registerfiles"}, {"plain", "fio"}} {
+			for _, v := range fios {
 				jobs = append(jobs, Job{Group: group, Label: v.label, Backend: "fio", RW: "randread", BS: 4096, G: g, Direct: true,
 					Fsync: "none", Custom: "overhead-fio", Variant: v.variant, CountSyscalls: true})
 			}
