@@ -14,41 +14,44 @@ import (
 
 // config is the parsed command line.
 type config struct {
-	preset    string
-	info      bool
-	dir       string
-	file      string
-	size      int64
-	duration  time.Duration
-	durSet    bool          // -duration given: presets use it instead of their own
-	bsSet     bool          // -bs given: the wal preset's record sizes
-	gsSet     bool          // -goroutines given: the slowdisk preset's counts
-	rounds    int           // each row's measured time is split over this many alternating rounds
-	roundsSet bool          // -rounds given: the dropin preset's default (3) does not apply
-	workloads []string      // dropin: the rows to run (-workloads)
-	scale     float64       // dropin: multiplies the counts and sizes of the untimed workloads
-	warmup    time.Duration // unmeasured run before the first round
-	custom    bool          // workload flags given without -preset: run the flag matrix
-	gs        []int
-	backends  []string
-	bss       []int
-	rws       []string
-	mix       int
-	direct    bool
-	fsync     string
-	fallocate bool
-	fixed     bool
-	entries   int
-	readAhead int
-	bufSize   int
-	noInline  bool
-	spin      time.Duration
-	trace     string
-	isolate   bool // each run in a child process of its own
-	json      bool
-	plot      string
-	fio       bool
-	progress  bool
+	preset     string
+	info       bool
+	dir        string
+	file       string
+	size       int64
+	duration   time.Duration
+	durSet     bool          // -duration given: presets use it instead of their own
+	bsSet      bool          // -bs given: the wal preset's record sizes
+	gsSet      bool          // -goroutines given: the slowdisk preset's counts
+	beSet      bool          // -backends given: the overhead preset's rows
+	rounds     int           // each row's measured time is split over this many alternating rounds
+	roundsSet  bool          // -rounds given: the dropin preset's default (3) does not apply
+	workloads  []string      // dropin: the rows to run (-workloads)
+	devices    []string      // overhead: the devices to measure on (-devices)
+	cpuProfile string        // -cpuprofile: a CPU profile of this process (with -isolate=false, of the runs)
+	scale      float64       // dropin: multiplies the counts and sizes of the untimed workloads
+	warmup     time.Duration // unmeasured run before the first round
+	custom     bool          // workload flags given without -preset: run the flag matrix
+	gs         []int
+	backends   []string
+	bss        []int
+	rws        []string
+	mix        int
+	direct     bool
+	fsync      string
+	fallocate  bool
+	fixed      bool
+	entries    int
+	readAhead  int
+	bufSize    int
+	noInline   bool
+	spin       time.Duration
+	trace      string
+	isolate    bool // each run in a child process of its own
+	json       bool
+	plot       string
+	fio        bool
+	progress   bool
 }
 
 var (
@@ -66,7 +69,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		fmt.Fprintf(stderr, "usage: testbench [flags]\n\nWith no flags: os.File vs diskio on io_uring and AIO (random reads, a scan, a durable write).\nPresets (-preset): %s.\n\n", strings.Join(presetNames, ", "))
 		fs.PrintDefaults()
 	}
-	var size, bs, bufSize, gs, backends, rws, workloads string
+	var size, bs, bufSize, gs, backends, rws, workloads, devices string
 	fs.StringVar(&c.preset, "preset", "", "run a preset: "+strings.Join(presetNames, ", "))
 	fs.BoolVar(&c.info, "info", false, "only report what the kernel and the directory support")
 	fs.StringVar(&c.dir, "dir", ".", "directory for the temporary test files")
@@ -97,6 +100,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.fio, "fio", false, "also run the equivalent fio job on the same file (fio must be installed)")
 	fs.StringVar(&workloads, "workloads", "", "-preset dropin: run only these rows (comma-separated; a name selects all its rows, as cold-read, or one, as cold-read-16; -workloads list prints them)")
 	fs.Float64Var(&c.scale, "scale", 1, "-preset dropin: multiply the work of the rows that are not timed (at 1: a 256 MiB bufio file, 200,000 Writes, 2,000 appends, 4,096 group-commit writes, 50,000 overwrites, 2,000 small files, a 512 MiB copy)")
+	fs.StringVar(&devices, "devices", "", "-preset overhead: the devices, in order (shm: a file on tmpfs; loop: ext4 on a loop device with direct I/O over tmpfs; zram: ext4 on zram; disk: the -dir file); default shm,loop,disk")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the testbench process to this file; with -isolate=false it holds the runs")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -115,6 +120,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			c.roundsSet = true
 		}
 		c.gsSet = c.gsSet || f.Name == "goroutines"
+		c.beSet = c.beSet || f.Name == "backends" || f.Name == "schedulers"
 		if workloadFlags[f.Name] {
 			c.custom = true
 		}
@@ -127,14 +133,20 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if !slices.Contains(presetNames, c.preset) {
 		return nil, fmt.Errorf("unknown -preset %q (want one of %s)", c.preset, strings.Join(presetNames, ", "))
 	}
+	var err error
 	c.workloads = splitList(workloads)
+	if c.devices, err = oneOf("-devices", devices, []string{"shm", "loop", "zram", "disk"}); err != nil {
+		return nil, err
+	}
+	if len(c.devices) > 0 && c.preset != "overhead" {
+		return nil, fmt.Errorf("-devices is for -preset overhead")
+	}
 	if (len(c.workloads) > 0 || c.scale != 1) && c.preset != "dropin" {
 		return nil, fmt.Errorf("-workloads and -scale are for -preset dropin")
 	}
 	if !(c.scale > 0 && c.scale <= 1000) {
 		return nil, fmt.Errorf("bad -scale %v: want a factor in (0, 1000]", c.scale)
 	}
-	var err error
 	n, err := parseSize(size)
 	if c.size = int64(n); err != nil || c.size < 1<<20 {
 		return nil, fmt.Errorf("bad -size %q: want at least 1M, like 512M or 2G", size)

@@ -56,6 +56,11 @@ type Job struct {
 	// a microsecond (page-cache hits), where a Tracer's two clock reads
 	// per call would be a tenth of what is measured.
 	Untraced bool `json:",omitempty"`
+	// CountSyscalls: count the run's system calls with perf events on
+	// the raw_syscalls:sys_enter tracepoint (every thread, the Go
+	// runtime's futexes included) instead of as Untraced says; a run
+	// where they cannot be opened reports none.
+	CountSyscalls bool `json:",omitempty"`
 
 	// Duration is the row's measured time in all, split evenly over the
 	// rounds (-rounds); -duration overrides it.
@@ -451,6 +456,15 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 	defer unhook()
 	done := e.prog.start(r.Group+": "+r.Label, j.Duration)
 	reads0 := procReadCalls()
+	var sc *syscallCount
+	if j.CountSyscalls {
+		if sc, err = startSyscallCount(); err != nil {
+			r.Note = joinNote(r.Note, err.Error())
+		} else {
+			defer sc.close()
+		}
+	}
+	calls0, _ := sc.total()
 	m := bench.StartMeter()
 	var wg sync.WaitGroup
 	for g := range j.G {
@@ -467,6 +481,7 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 		}
 	}
 	u := m.Stop()
+	calls1, _ := sc.total()
 	done()
 	if firstErr != nil {
 		return firstErr
@@ -483,6 +498,8 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 	}
 	r.measured(nops, bytes.Load(), u, h)
 	switch {
+	case j.CountSyscalls:
+		r.SyscallsPerOp = float64(calls1-calls0) / float64(nops)
 	case untraced:
 		r.SyscallsPerOp = float64(procReadCalls()-reads0) / float64(nops)
 	case osT != nil:

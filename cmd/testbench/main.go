@@ -52,6 +52,11 @@
 //	                        3 rounds after a warm-up round, ratios, peak threads, a check of each row
 //	                        against the targets, and the table as markdown; -workloads selects rows
 //	                        (-workloads list names them), -scale multiplies the untimed ones' work
+//	-preset overhead        what diskio costs per request where the device costs nothing: 4 KiB O_DIRECT
+//	                        random reads, diskio (uring, aio), os.File and fio (with and without registered
+//	                        buffers and file) at 1..1,024 goroutines on tmpfs, ext4 on a loop device over
+//	                        tmpfs (root) and the -dir disk (-devices): IOPS, CPU µs/op, IOPS per busy core,
+//	                        allocs/op, syscalls/op (perf events), threads
 //	-preset slowdisk        12,000 goroutines reading 4 KiB each from a disk throttled to 200 IOPS:
 //	                        os.File dies at the runtime's 10,000-thread limit, diskio finishes
 //	                        (root: a loop device throttled with the cgroup v1 blkio controller)
@@ -86,6 +91,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -134,6 +140,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, fl *files
 	c, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if c.cpuProfile != "" {
+		stop, err := startCPUProfile(c.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	if c.preset == "slowdisk" { // a disk of its own, no test file here
 		return runSlowdisk(ctx, c, args, stdout, stderr, fl)
@@ -231,6 +244,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, fl *files
 	}
 	printReport(stdout, rep)
 	return nil
+}
+
+// startCPUProfile writes a CPU profile of this process to path until the
+// returned function is called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // suite runs a preset's jobs and collects their results.

@@ -83,6 +83,8 @@ func TestPresets(t *testing.T) {
 			switch p {
 			case "slowdisk":
 				t.Skip("a disk of its own: TestSlowdisk")
+			case "overhead":
+				t.Skip("devices of its own: TestOverhead")
 			case "default":
 			case "dropin": // a hundredth of the work: every row, one round
 				args = append(args, "-rounds", "1", "-scale", "0.01")
