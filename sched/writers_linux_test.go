@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -158,7 +157,7 @@ func writersChild(t *testing.T) {
 		// (testify links package net, which does wherever a C compiler
 		// is installed; -race needs it); on io_uring the lock would
 		// have started it anyway.
-		if cgoLinked() {
+		if testenv.CgoLinked() {
 			limit++
 		}
 	}
@@ -168,20 +167,6 @@ func writersChild(t *testing.T) {
 	require.LessOrEqual(t, u.PeakWorkers, int(ws.Max.Bounded), "io_uring workers beyond the bounded cap")
 	require.LessOrEqual(t, u.PeakThreads, limit)
 	require.LessOrEqual(t, pools, 1, "io_uring workers of more than one submitting thread")
-}
-
-// cgoLinked reports whether the binary was built with cgo.
-func cgoLinked() bool {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range info.Settings {
-		if s.Key == "CGO_ENABLED" {
-			return s.Value == "1"
-		}
-	}
-	return false
 }
 
 // workerPools counts the threads whose io_uring worker pools have workers:
