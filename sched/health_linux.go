@@ -19,7 +19,8 @@ const SlowDoublings = 12
 // threads (see Options.NoInline and Options.IOWQMaxWorkers), each a
 // thread held by a system call while in use.
 type PlaceStats struct {
-	// Inline places serve the idle fast path and latency-class syncs.
+	// Inline places serve the idle fast path and latency-class syncs
+	// (on io_uring, syncs take only the blocking places).
 	Inline, InlineInUse int
 	// Blocking places serve, on io_uring, the work the ring would hand
 	// to a worker thread.

@@ -98,7 +98,6 @@ func (s *Scheduler) reportSlow(r *request, done int, now int64, ch chan<- SlowIO
 	r.slowReports++
 	st := &s.stats
 	if r.slowReports == 1 {
-		st.slowRequests.Add(1)
 		st.stalled.Add(1)
 	}
 	st.slowReports.Add(1)

@@ -219,10 +219,12 @@ type stats struct {
 	queued         atomic.Int64
 	bound          atomic.Int64
 
-	slowRequests, slowReports, slowDropped atomic.Uint64
-	stalled                                atomic.Int64
-	longest                                atomic.Int64
-	slowDoublings                          [SlowDoublings]atomic.Uint64
+	slowReports, slowDropped atomic.Uint64
+	stalled                  atomic.Int64
+	longest                  atomic.Int64
+	// slowDoublings[i]: requests reported at Threshold<<i; [0] counts
+	// every slow request.
+	slowDoublings [SlowDoublings]atomic.Uint64
 	// stallSince is the first submission (Now) of the oldest request
 	// the loop holds that was reported slow; 0: none (health_linux.go).
 	stallSince atomic.Int64
@@ -266,7 +268,7 @@ func (s *Scheduler) ReadStats(dst *Stats) {
 	dst.BackgroundBound = int(st.bound.Load())
 	dst.Slow = SlowStats{
 		Threshold: s.slowThreshold,
-		Requests:  st.slowRequests.Load(),
+		Requests:  st.slowDoublings[0].Load(),
 		Reports:   st.slowReports.Load(),
 		Dropped:   st.slowDropped.Load(),
 		Stalled:   int(st.stalled.Load()),
