@@ -21,6 +21,6 @@ func (f *File) alignUp(off int64) int64   { return f.alignDown(off + f.block - 1
 // them, and a closed scheduler refuses them (sched.ErrClosed, which the
 // File reports as os.ErrClosed).
 
-func (f *File) getBounce(n int) ([]byte, error) { return f.sl.GetBuffer(n) }
+func (f *File) getBounce(n int) ([]byte, error) { return f.sched().GetBuffer(n) }
 
-func (f *File) putBounce(b []byte) { f.sl.PutBuffer(b) }
+func (f *File) putBounce(b []byte) { f.sched().PutBuffer(b) }

@@ -24,7 +24,7 @@ func BenchmarkReadBufferCached(b *testing.B) {
 	}
 	defer f.Close()
 	b.Run("make-release", func(b *testing.B) {
-		m, err := getMem(f.s, 4096)
+		m, err := getMem(f.sched(), 4096)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -100,7 +100,7 @@ var sharedMems = sync.Pool{New: func() any { return new(sharedMem) }}
 
 func (m *sharedMem) release() {
 	if m.refs.Add(-1) == 0 {
-		link(m.s).PutBuffer(m.buf)
+		m.s.PutBuffer(m.buf)
 		m.buf, m.s = nil, nil
 		sharedMems.Put(m)
 	}
@@ -108,7 +108,7 @@ func (m *sharedMem) release() {
 
 // getMem returns memory of at least n bytes from s, holding one reference.
 func getMem(s *sched.Scheduler, n int) (*sharedMem, error) {
-	b, err := link(s).GetBuffer(n)
+	b, err := s.GetBuffer(n)
 	if err != nil {
 		return nil, err
 	}

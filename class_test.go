@@ -35,8 +35,8 @@ func TestWithClassAndSlowName(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wal")
 	f, err := OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644, WithScheduler(s), WithDirect(PageCache), WithClass(sched.Latency))
 	require.NoError(t, err)
-	require.Equal(t, sched.Latency, s.ClassOf(f.iofd))
-	require.Equal(t, sched.Latency, s.ClassOf(f.bfd))
+	require.Equal(t, sched.Latency, f.io.Class())
+	require.Equal(t, sched.Latency, f.bf.Class())
 	_, err = f.Write([]byte("commit"))
 	require.NoError(t, err)
 	require.NoError(t, f.Datasync())
@@ -48,7 +48,15 @@ func TestWithClassAndSlowName(t *testing.T) {
 	require.EqualValues(t, 1, st.Ops[sched.OpFdatasync][sched.Latency].Requests())
 	fd := f.iofd
 	require.NoError(t, f.Close())
-	require.Equal(t, sched.Unclassified, s.ClassOf(fd))
+	// The class was the File's: a file given the same descriptor number
+	// starts unclassified.
+	g, err := OpenFile(path, os.O_RDONLY, 0, WithScheduler(s), WithDirect(PageCache))
+	require.NoError(t, err)
+	defer g.Close()
+	if g.iofd == fd {
+		t.Log("the descriptor number was reused")
+	}
+	require.Equal(t, sched.Unclassified, g.io.Class())
 
 	_, err = OpenFile(path, os.O_RDONLY, 0, WithScheduler(s), WithClass(sched.NumClasses))
 	require.Error(t, err)

@@ -100,7 +100,7 @@ func (f *File) ReadFrom(r io.Reader) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer f.s.FreeBuffer(buf)
+	defer f.sched().FreeBuffer(buf)
 	var done int64
 	for {
 		// Fill whole chunks: the writes stay aligned and large.
@@ -341,7 +341,7 @@ func (f *File) pipe(off int64, write func(p []byte, at int64) (int, error)) (int
 				mu.Unlock()
 				return
 			}
-			defer f.s.FreeBuffer(buf)
+			defer f.sched().FreeBuffer(buf)
 			for {
 				mu.Lock()
 				i := next
@@ -382,7 +382,7 @@ func (f *File) pipe(off int64, write func(p []byte, at int64) (int, error)) (int
 // copyBuffer is one chunk's memory, from the scheduler and given back to
 // it after the copy (the bounce pool would keep it for good).
 func (f *File) copyBuffer() ([]byte, error) {
-	b, err := f.s.AllocBuffer(int(copyChunk))
+	b, err := f.sched().AllocBuffer(int(copyChunk))
 	if err != nil {
 		return nil, f.pathErr("read", err)
 	}

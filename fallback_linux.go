@@ -19,5 +19,5 @@ func (f *File) reportBuffered(err error) {
 	if err != nil {
 		reason = "reopening for O_DIRECT failed: " + err.Error()
 	}
-	f.s.ReportFallback(sched.Fallback{Path: f.name, Reason: reason})
+	f.sched().ReportFallback(sched.Fallback{Path: f.name, Reason: reason})
 }

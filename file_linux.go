@@ -16,7 +16,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/diskio-go/diskio/internal/dio"
-	"github.com/diskio-go/diskio/internal/schedlink"
 	"github.com/diskio-go/diskio/sched"
 )
 
@@ -25,11 +24,11 @@ import (
 // *os.File's (Read, Write and Seek share one cursor).
 type File struct {
 	name   string
-	osf    *os.File // owns the descriptor as the caller opened it; Stat, Fd and the final close
-	bfd    int      // osf's descriptor: buffered, O_APPEND kept; exact-size tails and appends
-	iofd   int      // the descriptor reads and block writes use: a second, O_DIRECT one where allowed, else bfd (not Fd's)
-	s      *sched.Scheduler
-	sl     schedlink.Scheduler // s's calls for this package only (link_linux.go)
+	osf    *os.File    // owns the descriptor as the caller opened it; Stat, Fd and the final close
+	bfd    int         // osf's descriptor: buffered, O_APPEND kept; exact-size tails and appends
+	iofd   int         // the descriptor reads and block writes use: a second, O_DIRECT one where allowed, else bfd (not Fd's)
+	io     *sched.File // the scheduler's handle for iofd: every request of the File's goes through it
+	bf     *sched.File // the handle for bfd: io itself unless the File is direct
 	direct bool
 	block  int64 // offset and length alignment with O_DIRECT
 	page   int64 // the page cache's unit (at least block): buffered and direct I/O never share one in flight
@@ -37,9 +36,7 @@ type File struct {
 	acc    int          // O_RDONLY, O_WRONLY or O_RDWR, as the caller opened it
 	append bool         // O_APPEND: every Write is the kernel's append (RWF_APPEND on bfd)
 	syncFd bool         // bfd is O_SYNC or O_DSYNC: every write through it waits for the disk
-	uses   atomic.Int32 // a direct File's requests to the scheduler, up to registerAfter
-	fixed  atomic.Bool  // fd is in the scheduler's registered file table (registerSoon)
-	class  sched.Class  // WithClass, set on fd and bfd (class_linux.go)
+	uses   atomic.Int32 // a direct File's requests to the scheduler, up to registerAfter (registerSoon)
 	plain  bool         // a file the runtime polls, or known not regular: every call goes to osf (nonregular_linux.go)
 	kind   atomic.Int32 // kindRegular or kindOther once known, where OpenFile did not fstat (enter)
 
@@ -139,15 +136,17 @@ func newFile(name string, osf *os.File, s *sched.Scheduler, flag, fl int, pos in
 		osf:      osf,
 		bfd:      int(osf.Fd()),
 		iofd:     int(osf.Fd()),
-		s:        s,
-		sl:       link(s),
 		acc:      flag & unix.O_ACCMODE,
 		append:   flag&os.O_APPEND != 0,
 		edgeRA:   -edgeWindow, // nothing asked yet
 		smallEnd: -1,
 	}
 	f.pos.Store(pos)
-	if err := f.setup(mode, fl, st); err != nil {
+	err := f.setup(mode, fl, st)
+	if err == nil {
+		err = f.open(s)
+	}
+	if err != nil {
 		if f.iofd != f.bfd {
 			unix.Close(f.iofd)
 		}
@@ -226,12 +225,28 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 		// RWF_NOWAIT could only fail: every write waits for the disk.
 		f.pc.refuse(&f.pc.noWrite, &f.pc.writeReason, "opened with O_SYNC or O_DSYNC")
 	}
-	if !f.direct && f.sl.Learnt().NowaitWritesRefused.Load() {
-		f.pc.refuse(&f.pc.noWrite, &f.pc.writeReason, "pwritev2(RWF_NOWAIT) refused on an earlier file of this scheduler")
-	}
 	f.dur.init()
 	return nil
 }
+
+// open makes the scheduler's handles for the File's descriptors: one
+// for each, named after the File.
+func (f *File) open(s *sched.Scheduler) error {
+	bf, err := s.Open(f.bfd, f.name)
+	if err != nil {
+		return err
+	}
+	f.bf, f.io = bf, bf
+	if f.iofd != f.bfd {
+		if f.io, err = s.Open(f.iofd, f.name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sched returns the File's scheduler.
+func (f *File) sched() *sched.Scheduler { return f.io.Scheduler() }
 
 // reopen opens the File's file again through /proc/self/fd, with flag.
 func (f *File) reopen(flag int) (int, error) {
@@ -247,15 +262,13 @@ const registerAfter = 64
 
 // registerSoon counts a request of a direct File's on its way to the
 // scheduler; the registerAfter-th registers the File's descriptor. The
-// caller holds a reference, so Close, which unregisters a registered
-// descriptor, sees f.fixed settled.
+// caller holds a reference, so Close, which ends the handle (and so
+// unregisters it), comes after.
 func (f *File) registerSoon() {
 	if f.uses.Load() >= registerAfter || f.uses.Add(1) != registerAfter {
 		return
 	}
-	if f.sl.RegisterFile(f.iofd) == nil {
-		f.fixed.Store(true)
-	}
+	f.io.Register() // a File works unregistered
 }
 
 // Name returns the name the file was opened with.
@@ -428,15 +441,17 @@ func (f *File) Close() error {
 	if f.direct {
 		runtime.SetFinalizer(f, nil)
 	}
-	f.clearClass()
-	if f.fixed.Load() {
-		// Before the descriptor is closed: a new file given the same
-		// number must not inherit the registered slot.
-		f.sl.UnregisterFile(f.iofd)
-	}
-	// Both descriptors are closed whatever either close(2) says; the
-	// first failure is the caller's, as os.File's Close returns it.
+	// The handles end before the descriptors are closed: a registered
+	// slot holds its own reference to the file. Both descriptors are
+	// closed whatever any step says; the first failure is the caller's,
+	// as os.File's Close returns it.
 	var err error
+	if e := f.io.Close(); e != nil {
+		err = &fs.PathError{Op: "close", Path: f.name, Err: e}
+	}
+	if f.bf != f.io {
+		f.bf.Close() // never registered: nothing to fail
+	}
 	if f.iofd != f.bfd {
 		if e := unix.Close(f.iofd); e != nil {
 			err = &fs.PathError{Op: "close", Path: f.name, Err: e}

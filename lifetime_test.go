@@ -44,7 +44,7 @@ func TestDroppedBuffersReturned(t *testing.T) {
 	require.True(t, f.Direct())
 	const n = 10000
 	runtime.GC()
-	before, rss0, allocs0 := DroppedBuffers(), rssBytes(t), link(f.s).BufferStats().Allocs
+	before, rss0, allocs0 := DroppedBuffers(), rssBytes(t), f.sched().Stats().Buffers.Allocs
 	// Hold them all first, so that none is recycled before the others
 	// are read: the memory really grows by n blocks.
 	bufs := make([]*Buffer, n)
@@ -67,20 +67,20 @@ func TestDroppedBuffersReturned(t *testing.T) {
 	require.Equal(t, int64(n), DroppedBuffers()-before)
 	// Most of the blocks are new (the pool may hold a few from earlier
 	// tests), so the test can tell reuse from new memory below.
-	require.Greater(t, link(f.s).BufferStats().Allocs-allocs0, uint64(n/2), "the reads did not take the memory the test expects")
+	require.Greater(t, f.sched().Stats().Buffers.Allocs-allocs0, uint64(n/2), "the reads did not take the memory the test expects")
 	// The memory went back to the scheduler's read pool (64 MiB of it is
 	// kept for reuse, not unmapped): reading and holding n Buffers again
 	// takes no new memory and does not raise the RSS. Without the cleanup
 	// every one of them would be a new block.
-	allocs := link(f.s).BufferStats().Allocs
+	allocs := f.sched().Stats().Buffers.Allocs
 	for i := range n {
 		b, err := f.ReadBuffer(int64(i%256)*4096, 4096)
 		require.NoError(t, err)
 		bufs = append(bufs, b)
 	}
 	rss3 := rssBytes(t)
-	t.Logf("held again: RSS %d MB, new blocks %d", rss3>>20, link(f.s).BufferStats().Allocs-allocs)
-	require.Zero(t, link(f.s).BufferStats().Allocs-allocs, "dropped Buffers' memory was not returned for reuse")
+	t.Logf("held again: RSS %d MB, new blocks %d", rss3>>20, f.sched().Stats().Buffers.Allocs-allocs)
+	require.Zero(t, f.sched().Stats().Buffers.Allocs-allocs, "dropped Buffers' memory was not returned for reuse")
 	require.Less(t, rss3-rss2, int64(10<<20), "holding the Buffers again grew the RSS")
 	for _, b := range bufs {
 		b.Release()
@@ -341,8 +341,8 @@ func TestClosedFileTouchesNoDescriptor(t *testing.T) {
 						_, err := f.ReadAt(buf, int64(i%16)*4096)
 						require.NoError(t, err)
 					}
-					if f.direct && f.s.Fixed().Files {
-						require.True(t, f.fixed.Load())
+					if f.direct && f.sched().Fixed().Files {
+						require.True(t, f.io.Registered())
 					}
 					var err error
 					r, err = f.NewStreamReader(0, StreamOptions{BufferSize: 4096, ReadAhead: 4})
@@ -446,7 +446,7 @@ func TestSchedulerClosedUnderUse(t *testing.T) {
 				require.NoError(t, err)
 				writers = append(writers, w)
 			}
-			arena := link(s).BufferStats().Arena
+			arena := s.Stats().Buffers.Arena
 			if b == sched.URing && s.Fixed().Buffers {
 				require.NotZero(t, arena)
 			}
@@ -517,7 +517,7 @@ func TestSchedulerClosedUnderUse(t *testing.T) {
 				closed("StreamWriter.Close", w.Close())
 			}
 			if arena != 0 {
-				require.Equal(t, arena, link(s).BufferStats().Arena, "unmapped with Buffers held")
+				require.Equal(t, arena, s.Stats().Buffers.Arena, "unmapped with Buffers held")
 			}
 			for _, h := range bufs {
 				h.b.Release()
@@ -525,7 +525,7 @@ func TestSchedulerClosedUnderUse(t *testing.T) {
 			for _, f := range files {
 				require.NoError(t, f.Close())
 			}
-			st := link(s).BufferStats()
+			st := s.Stats().Buffers
 			require.Zero(t, st.Cached, "the closed scheduler keeps memory")
 			require.Zero(t, st.Arena, "the arena's memory was not given back")
 			got, err := os.ReadFile(path)

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/diskio-go/diskio/internal/schedlink"
+	"github.com/diskio-go/diskio/sched"
 )
 
 // The page-cache path of buffered files (PageCache, or Direct where
@@ -24,17 +24,15 @@ import (
 // takes RWF_NOWAIT writes (xfs and btrfs since Linux 6.0-6.1; ext4
 // refuses them), through the scheduler otherwise. Where RWF_NOWAIT is
 // refused (EOPNOTSUPP, ENOSYS, a seccomp EPERM) the file stops trying
-// after the first refusal; a refused write also makes the later Files of
-// its scheduler skip the attempt (schedlink.Learnt), which would cost each
-// a failed system call on its first write. One on a filesystem that takes
+// after the first refusal; the scheduler refuses the later Files' write
+// attempts itself, without a system call (sched.File.WriteAtNowait). One on a filesystem that takes
 // them (xfs, btrfs) then writes as one on ext4 does: on its caller when
 // readFree says no page is read, through the scheduler otherwise.
 
 // pageCache is a buffered File's RWF_NOWAIT state.
 type pageCache struct {
 	noRead  atomic.Bool   // reads go straight to the scheduler
-	cold    atomic.Bool   // the last read attempt found nothing (EAGAIN): a miss is likely
-	skipped atomic.Uint32 // reads sent straight to the scheduler while cold
+	skipped atomic.Uint32 // reads sent straight to the scheduler while the last attempt missed (sched.File.Missed)
 	noWrite atomic.Bool
 
 	// sizeHint is the file's size as the File last learnt it: fstat at
@@ -151,10 +149,10 @@ func (c *pageCache) refuse(off *atomic.Bool, reason *string, why string) {
 // readCached reads b at off from a buffered file; like readAt it returns
 // fewer bytes (and no error) at end of file.
 func (f *File) readCached(b []byte, off int64) (int, error) {
-	if !f.pc.cold.Load() && !f.pc.noRead.Load() {
+	if !f.io.Missed() && !f.pc.noRead.Load() {
 		// The common case first, with nothing more than it needs: a
 		// warm file, and the whole range in the page cache.
-		n, err := f.sl.ReadAtNowait(f.iofd, b, off, true)
+		n, err := f.io.ReadAtNowait(b, off)
 		if err == nil && n == len(b) {
 			return n, nil
 		}
@@ -172,13 +170,14 @@ func (f *File) readCachedRest(b []byte, off int64, n int, err error) (int, error
 	case err == nil:
 		return f.readCachedFrom(b, off, n) // short: see readCachedFrom
 	case err == unix.EAGAIN:
-		f.pc.cold.Store(true) // a miss is likely next time too: see readCachedFrom
-	case schedlink.NowaitRefused(err):
+		// A miss is likely next time too (f.io.Missed): see
+		// readCachedFrom.
+	case sched.NowaitRefused(err):
 		f.pc.refuse(&f.pc.noRead, &f.pc.readReason, "preadv2(RWF_NOWAIT): "+err.Error())
 	default:
 		return 0, err
 	}
-	return f.s.ReadAt(f.iofd, b, off)
+	return f.io.ReadAt(b, off)
 }
 
 // readCachedFrom reads b[done:] at off+done, the page cache first.
@@ -187,12 +186,9 @@ func (f *File) readCachedFrom(b []byte, off int64, done int) (int, error) {
 	// call, and the read-ahead it submits from the caller's thread can
 	// sleep there (more OS threads). One in coldProbe still tries, to see
 	// the file warm up.
-	skip := f.pc.cold.Load() && f.pc.skipped.Add(1)%coldProbe != 0
+	skip := f.io.Missed() && f.pc.skipped.Add(1)%coldProbe != 0
 	for !skip && !f.pc.noRead.Load() && done < len(b) {
-		n, err := f.sl.ReadAtNowait(f.iofd, b[done:], off+int64(done), !f.pc.cold.Load())
-		if miss := err == unix.EAGAIN; miss != f.pc.cold.Load() {
-			f.pc.cold.Store(miss) // only on a change: 128 readers share the line
-		}
+		n, err := f.io.ReadAtNowait(b[done:], off+int64(done))
 		if err == nil {
 			if n == 0 {
 				return done, nil // end of file
@@ -206,7 +202,7 @@ func (f *File) readCachedFrom(b []byte, off int64, done int) (int, error) {
 		if err == unix.EAGAIN {
 			break
 		}
-		if schedlink.NowaitRefused(err) {
+		if sched.NowaitRefused(err) {
 			f.pc.refuse(&f.pc.noRead, &f.pc.readReason, "preadv2(RWF_NOWAIT): "+err.Error())
 			break
 		}
@@ -215,7 +211,7 @@ func (f *File) readCachedFrom(b []byte, off int64, done int) (int, error) {
 	if done == len(b) {
 		return done, nil
 	}
-	n, err := f.s.ReadAt(f.iofd, b[done:], off+int64(done))
+	n, err := f.io.ReadAt(b[done:], off+int64(done))
 	return done + n, err
 }
 
@@ -248,7 +244,7 @@ func (f *File) writeCached(b []byte, off int64, rwf uint32, cursor bool) (int, e
 	}
 	done := 0
 	for rwf&(unix.RWF_DSYNC|unix.RWF_SYNC) == 0 && !f.pc.noWrite.Load() && done < len(b) {
-		n, err := f.sl.WriteAtNowait(f.iofd, b[done:], off+int64(done), rwf)
+		n, err := f.io.WriteAtNowait(b[done:], off+int64(done), rwf)
 		if err == nil {
 			if n == 0 {
 				break // no progress: let the scheduler's write say why
@@ -259,9 +255,8 @@ func (f *File) writeCached(b []byte, off int64, rwf uint32, cursor bool) (int, e
 		if err == unix.EAGAIN {
 			break
 		}
-		if schedlink.NowaitRefused(err) {
+		if sched.NowaitRefused(err) {
 			f.pc.refuse(&f.pc.noWrite, &f.pc.writeReason, "pwritev2(RWF_NOWAIT): "+err.Error())
-			f.sl.Learnt().NowaitWritesRefused.Store(true)
 			break
 		}
 		return done, err
@@ -276,7 +271,7 @@ func (f *File) writeCached(b []byte, off int64, rwf uint32, cursor bool) (int, e
 			return n, err
 		}
 	}
-	n, err := f.sl.WriteAtFlags(f.iofd, b[done:], off+int64(done), rwf)
+	n, err := f.io.WriteAtFlags(b[done:], off+int64(done), rwf)
 	f.pc.grow(off + int64(done+n))
 	return done + n, err
 }
@@ -293,7 +288,7 @@ func (f *File) writeInline(b []byte, off int64, rwf uint32, cursor bool) (n int,
 	if !cursor {
 		f.pc.writers.enter(maxInlineWriters)
 	}
-	n, err = f.sl.WriteAtInline(f.iofd, b, off, 0)
+	n, err = f.io.WriteAtInline(b, off, 0)
 	if !cursor {
 		f.pc.writers.leave()
 	}
@@ -307,7 +302,7 @@ func (f *File) writeInline(b []byte, off int64, rwf uint32, cursor bool) (n int,
 		return n, true, err
 	}
 	// Stopped short: the scheduler's write says why.
-	m, err := f.sl.WriteAtFlags(f.iofd, b[n:], off+int64(n), rwf)
+	m, err := f.io.WriteAtFlags(b[n:], off+int64(n), rwf)
 	f.pc.grow(off + int64(n+m))
 	return n + m, true, err
 }

@@ -28,7 +28,7 @@ func (f *File) Read(b []byte) (int, error) {
 	off := f.pos.Load()
 	var n int
 	var err error
-	if !f.direct && f.acc != os.O_WRONLY && !f.pc.cold.Load() && !f.pc.noRead.Load() {
+	if !f.direct && f.acc != os.O_WRONLY && !f.io.Missed() && !f.pc.noRead.Load() {
 		// A warm page-cache File: one preadv2 when the cache holds
 		// the range. A regular file's read(2), and so os.File's Read,
 		// is short only at end of file; RWF_NOWAIT's is also short
@@ -40,7 +40,7 @@ func (f *File) Read(b []byte) (int, error) {
 		// does (one more attempt, which says 0 at the end, or the rest
 		// through the scheduler). EAGAIN or a refusal takes readAt's
 		// way.
-		n, err = f.sl.ReadAtNowait(f.iofd, b, off, true)
+		n, err = f.io.ReadAtNowait(b, off)
 		if err != nil || n < len(b) && (off+int64(n))%f.page == 0 {
 			n, err = f.readCachedRest(b, off, n, err)
 		}
@@ -101,7 +101,7 @@ func (f *File) readAt(b []byte, off int64) (int, error) {
 	}
 	f.registerSoon()
 	if f.aligned(b, off) {
-		return f.s.ReadAt(f.iofd, b, off)
+		return f.io.ReadAt(b, off)
 	}
 	return f.bounceRead(b, off)
 }
@@ -122,7 +122,7 @@ func (f *File) bounceRead(b []byte, off int64) (int, error) {
 		if err != nil {
 			return done, err
 		}
-		n, err := f.s.ReadAt(f.iofd, buf, start)
+		n, err := f.io.ReadAt(buf, start)
 		skip := int(off + int64(done) - start)
 		m := 0
 		if n > skip {

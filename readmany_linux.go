@@ -170,7 +170,7 @@ func (sc *manyScratch) plan(f *File, ranges []Range, opts ReadManyOptions) {
 func (sc *manyScratch) read(f *File) error {
 	for i := range sc.groups {
 		g := &sc.groups[i]
-		m, err := getMem(f.s, max(int(g.end-g.start), 1))
+		m, err := getMem(f.sched(), max(int(g.end-g.start), 1))
 		if err != nil {
 			return err // the caller releases what the groups hold
 		}
@@ -180,17 +180,17 @@ func (sc *manyScratch) read(f *File) error {
 	if len(sc.groups) == 1 {
 		// One read: the scheduler's idle fast path may take it.
 		if g := &sc.groups[0]; g.end > g.start {
-			g.got, first = f.s.ReadAt(f.iofd, g.mem.buf[:g.end-g.start], g.start)
+			g.got, first = f.io.ReadAt(g.mem.buf[:g.end-g.start], g.start)
 		}
 	} else {
-		if sc.s != f.s {
-			sc.s, sc.batch = f.s, f.s.Batch()
+		if sc.s != f.sched() {
+			sc.s, sc.batch = f.sched(), f.sched().Batch()
 		}
 		sc.calls = sc.calls[:0]
 		for i := range sc.groups {
 			g := &sc.groups[i]
 			if g.end > g.start {
-				sc.calls = append(sc.calls, sc.batch.StartReadAt(f.iofd, g.mem.buf[:g.end-g.start], g.start))
+				sc.calls = append(sc.calls, sc.batch.StartFileReadAt(f.io, g.mem.buf[:g.end-g.start], g.start))
 			}
 		}
 		sc.batch.WaitAll() // one submission, one wake-up

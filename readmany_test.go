@@ -80,10 +80,10 @@ func TestReadManySteadyStateNoAllocNoMmap(t *testing.T) {
 		for range 20 {
 			round() // warm the pools
 		}
-		before := link(s).BufferStats().Allocs
+		before := s.Stats().Buffers.Allocs
 		allocs := testing.AllocsPerRun(100, round)
 		require.Zero(t, allocs, "heap allocations per ReadMany of %d ranges, %+v", len(ranges), opts)
-		require.Equal(t, before, link(s).BufferStats().Allocs, "memory taken from the scheduler in steady state, %+v", opts)
+		require.Equal(t, before, s.Stats().Buffers.Allocs, "memory taken from the scheduler in steady state, %+v", opts)
 	}
 }
 

@@ -100,7 +100,7 @@ func (f *File) NewStreamReader(off int64, opts StreamOptions) (*StreamReader, er
 	}
 	group := streamGroup(opts)
 	r := &StreamReader{f: f, bufSize: opts.BufferSize, readSize: opts.BufferSize * group, next: off, end: st.Size(),
-		batch: f.s.Batch(), oneDeep: opts.ReadAhead == 1}
+		batch: f.sched().Batch(), oneDeep: opts.ReadAhead == 1}
 	// Locked until its reads are issued: a Close of the File meanwhile
 	// ends the stream only once it is whole.
 	r.mu.Lock()
@@ -147,7 +147,7 @@ func (r *StreamReader) issue(i int) {
 		return
 	}
 	if s.mem == nil {
-		if s.mem, s.err = getMem(r.f.s, r.readSize); s.err != nil {
+		if s.mem, s.err = getMem(r.f.sched(), r.readSize); s.err != nil {
 			r.f.release()
 			s.err = r.f.pathErr("read", s.err) // the scheduler closed: os.ErrClosed
 			return
@@ -156,7 +156,7 @@ func (r *StreamReader) issue(i int) {
 	if r.oneDeep {
 		return // read in wait, when the reader needs it
 	}
-	s.call = r.batch.StartReadAt(r.f.iofd, s.buf(r.readSize), s.off)
+	s.call = r.batch.StartFileReadAt(r.f.io, s.buf(r.readSize), s.off)
 }
 
 func (s *streamSlot) buf(n int) []byte { return s.mem.buf[:n] }
@@ -172,7 +172,7 @@ func (r *StreamReader) wait(s *streamSlot) (int, error) {
 	var n int
 	var err error
 	if r.oneDeep {
-		n, err = r.f.s.ReadAt(r.f.iofd, s.buf(r.readSize), s.off)
+		n, err = r.f.io.ReadAt(s.buf(r.readSize), s.off)
 	} else {
 		n, err = s.call.Wait()
 	}

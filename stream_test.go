@@ -190,9 +190,9 @@ func TestStreamReaderGroupedReads(t *testing.T) {
 		}
 	}
 	scan()
-	allocs := link(s).BufferStats().Allocs
+	allocs := s.Stats().Buffers.Allocs
 	scan()
-	require.Equal(t, allocs, link(s).BufferStats().Allocs, "the second scan took new memory: the first one's was not returned")
+	require.Equal(t, allocs, s.Stats().Buffers.Allocs, "the second scan took new memory: the first one's was not returned")
 }
 
 // A one-deep stream's reads take the scheduler's idle fast path.

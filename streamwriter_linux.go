@@ -65,7 +65,7 @@ func (f *File) NewStreamWriter(off int64, opts StreamOptions) (*StreamWriter, er
 	w.fill = w.skip
 	w.slots = make([]writeSlot, opts.ReadAhead)
 	for i := range w.slots {
-		buf, err := f.s.AllocBuffer(w.bufSize)
+		buf, err := f.sched().AllocBuffer(w.bufSize)
 		if err != nil {
 			w.Close()
 			return nil, f.pathErr("stream", err) // the scheduler closed: os.ErrClosed
@@ -187,7 +187,7 @@ func (w *StreamWriter) Close() error {
 	w.closed = true
 	for i := range w.slots {
 		if w.slots[i].buf != nil {
-			w.f.s.FreeBuffer(w.slots[i].buf)
+			w.f.sched().FreeBuffer(w.slots[i].buf)
 			w.slots[i].buf = nil
 		}
 	}

@@ -81,9 +81,9 @@ func (f *File) doFlush(full bool) (sticky bool, err error) {
 	}
 	data, meta := f.dur.snapshot()
 	if full {
-		err = f.s.Fsync(f.iofd)
+		err = f.io.Fsync()
 	} else {
-		err = f.s.Fdatasync(f.iofd)
+		err = f.io.Fdatasync()
 	}
 	if err != nil {
 		return flushFailed(err), f.pathErr(op, err)
@@ -343,7 +343,7 @@ func (f *File) preallocate(op string, mode uint32, off, n int64) error {
 	if err := f.flush.failed(); err != nil {
 		return err
 	}
-	err = f.s.Fallocate(f.iofd, mode, off, n)
+	err = f.io.Fallocate(mode, off, n)
 	f.dur.changed()
 	return f.pathErr(op, err)
 }

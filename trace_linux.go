@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/diskio-go/diskio/internal/schedlink"
 	"github.com/diskio-go/diskio/sched"
 	"github.com/diskio-go/diskio/trace"
 )
@@ -48,7 +47,7 @@ func StartTracing(cfg trace.Config) (*trace.Recorder, error) {
 		return tracing.rec, nil
 	}
 	rec := trace.New(cfg)
-	if !schedlink.SetDefaultTracer(rec) {
+	if !sched.SetDefaultTracer(rec) {
 		return nil, errors.New("diskio: StartTracing: the default scheduler is already running without a tracer (call StartTracing before opening files)")
 	}
 	if _, err := sched.Default(); err != nil {

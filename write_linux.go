@@ -72,7 +72,7 @@ func (f *File) appendWrite(b []byte) (int, error) {
 		return n, err
 	}
 	f.mixing.Lock()
-	n, err := f.sl.WriteAtFlags(f.bfd, b, 0, unix.RWF_APPEND|rwf)
+	n, err := f.bf.WriteAtFlags(b, 0, unix.RWF_APPEND|rwf)
 	f.mixing.Unlock()
 	f.dur.done(rwf)
 	st, serr := statOf(f.bfd)
@@ -101,7 +101,7 @@ func (f *File) appendWrite(b []byte) (int, error) {
 func (f *File) appendInline(b []byte) (n int, pos int64, err error) {
 	f.mixing.Lock()
 	defer f.mixing.Unlock()
-	n, err = f.sl.WriteAtInline(f.bfd, b, -1, unix.RWF_APPEND)
+	n, err = f.bf.WriteAtInline(b, -1, unix.RWF_APPEND)
 	return n, f.endOf(), err
 }
 
@@ -334,7 +334,7 @@ func (f *File) writeBuffered(b []byte, off int64, rwf uint32, ahead bool) (int, 
 	}
 	done := 0
 	if inline && hit {
-		n, err := f.sl.WriteAtInline(f.bfd, b, off, 0)
+		n, err := f.bf.WriteAtInline(b, off, 0)
 		if err != nil && err != io.ErrShortWrite {
 			return n, err
 		}
@@ -343,7 +343,7 @@ func (f *File) writeBuffered(b []byte, off int64, rwf uint32, ahead bool) (int, 
 			return done, nil
 		}
 	}
-	n, err := f.sl.WriteAtFlags(f.bfd, b[done:], off+int64(done), rwf)
+	n, err := f.bf.WriteAtFlags(b[done:], off+int64(done), rwf)
 	done += n
 	if err == nil && done < len(b) {
 		err = io.ErrShortWrite
@@ -407,5 +407,5 @@ func (f *File) directWrite(b []byte, off int64, rwf uint32) (int, error) {
 	f.registerSoon()
 	f.mixing.RLock()
 	defer f.mixing.RUnlock()
-	return f.sl.WriteAtFlags(f.iofd, b, off, rwf)
+	return f.io.WriteAtFlags(b, off, rwf)
 }

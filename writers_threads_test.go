@@ -96,7 +96,7 @@ func filesWritersChild(t *testing.T, spec string) {
 		defer f.Close()
 		files[i] = f
 	}
-	s := files[0].s
+	s := files[0].sched()
 	ws := s.Fixed().Workers
 	if s.Backend() != sched.URing || !ws.Capped {
 		t.Skipf("io_uring with its workers capped is what this bounds (backend %s, workers %v)", s.Backend(), ws)

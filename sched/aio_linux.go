@@ -72,8 +72,8 @@ func (q *aioQueue) prepare(r *request, slot uint32) bool {
 
 var errAIONoFixed = errors.New("sched: Linux AIO has no registered files or buffers")
 
-func (q *aioQueue) registerFile(int) error   { return errAIONoFixed }
-func (q *aioQueue) unregisterFile(int) error { return errAIONoFixed }
+func (q *aioQueue) registerFile(*File) error   { return errAIONoFixed }
+func (q *aioQueue) unregisterFile(*File) error { return errAIONoFixed }
 
 func (q *aioQueue) armWake(efd int, slot uint32) {
 	// A poll does not consume the eventfd's counter; reap drains it when

@@ -30,10 +30,11 @@ type queue interface {
 	enter(wait bool, timeout time.Duration) error
 	// reap copies available completions into dst without sleeping.
 	reap(dst []completion) (int, error)
-	// registerFile and unregisterFile add fd to, and remove it from, the
-	// kernel's table of registered files (io_uring only).
-	registerFile(fd int) error
-	unregisterFile(fd int) error
+	// registerFile and unregisterFile add f to, and remove it from, the
+	// kernel's table of registered files (io_uring only), keeping its
+	// slot in f.
+	registerFile(f *File) error
+	unregisterFile(f *File) error
 	// close releases the kernel object. The loop calls it only when
 	// nothing is in flight.
 	close() error

@@ -37,8 +37,18 @@ func (b *Batch) StartWriteAt(fd int, p []byte, off int64) Call {
 	return b.start(r)
 }
 
+// StartFileReadAt adds a read of f to the batch, with f's class unless
+// the batch gives one (SetClass); see File.ReadAt.
+func (b *Batch) StartFileReadAt(f *File, p []byte, off int64) Call {
+	r := f.request(OpRead)
+	r.buf, r.off = p, off
+	return b.start(r)
+}
+
 func (b *Batch) start(r *request) Call {
-	r.class, r.classGiven = b.class, b.classGiven
+	if b.classGiven {
+		r.class, r.classGiven = b.class, true
+	}
 	c, queue := b.s.admit(r)
 	if queue {
 		if b.wait == nil {

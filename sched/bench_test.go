@@ -66,14 +66,18 @@ func BenchmarkRandRead4K(b *testing.B) {
 	b.Run("uring-fixed/g=128", func(b *testing.B) {
 		s := newSched(b, URing, Options{})
 		f := openBench(b)
-		if err := s.registerFile(int(f.Fd())); err != nil {
+		h, err := s.Open(int(f.Fd()), f.Name())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := h.Register(); err != nil {
 			b.Fatal(err)
 		}
 		bufs, err := s.AllocBuffer(128 * blockSize)
 		if err != nil || !s.arena.contains(bufs) {
 			b.Fatalf("no registered buffer: %v %s", err, s.Fixed())
 		}
-		benchReadsInto(b, 128, int(f.Fd()), bufs, s.ReadAt)
+		benchReadsInto(b, 128, int(f.Fd()), bufs, func(_ int, p []byte, off int64) (int, error) { return h.ReadAt(p, off) })
 	})
 	// Sharding: two schedulers, each goroutine bound to one.
 	b.Run("uring-x2/g=128", func(b *testing.B) {
@@ -305,18 +309,15 @@ func BenchmarkBlockedWrites(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer f.Close()
-			fd := int(f.Fd())
+			h := classed(b, s, int(f.Fd()), Latency)
 			buf := make([]byte, 4096)
-			if err := s.SetClass(fd, Latency); err != nil {
-				b.Fatal(err)
-			}
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
 				if probe {
-					_ = s.SetClass(fd, Latency)
+					_ = h.SetClass(Latency)
 				}
-				if _, err := s.WriteAt(fd, buf, int64(i%4096)*4096); err != nil {
+				if _, err := h.WriteAt(buf, int64(i%4096)*4096); err != nil {
 					b.Fatal(err)
 				}
 				i++

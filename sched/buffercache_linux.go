@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/diskio-go/diskio/internal/schedlink"
 )
 
 // The scheduler's buffer cache: memory from AllocBuffer that callers gave
@@ -34,15 +33,15 @@ type bufferCache struct {
 	allocs atomic.Uint64
 }
 
-// bufferStats reports the buffer cache's counters.
-func (s *Scheduler) bufferStats() schedlink.BufferStats {
+// readBuffers reads the buffer cache's counters into dst.
+func (s *Scheduler) readBuffers(dst *BufferStats) {
 	s.cache.mu.Lock()
-	st := schedlink.BufferStats{Allocs: s.cache.allocs.Load(), Cached: s.cache.bytes}
+	dst.Allocs, dst.Cached = s.cache.allocs.Load(), s.cache.bytes
 	s.cache.mu.Unlock()
+	dst.Arena = 0
 	if s.arena != nil {
-		st.Arena = s.arena.size()
+		dst.Arena = s.arena.size()
 	}
-	return st
 }
 
 // classUp is the smallest size class holding n bytes: 4 KiB << classUp.
@@ -58,13 +57,14 @@ func classDown(n int) int { return bits.Len(uint(n/minBlock)) - 1 }
 
 var errBufferSize = errors.New("sched: GetBuffer: size must be positive")
 
-// getBuffer returns page-aligned memory for I/O of n bytes, as
+// GetBuffer returns page-aligned memory for I/O of n bytes, as
 // AllocBuffer, from the scheduler's cache when it holds a buffer of the
 // size class (a power of two of at least 4 KiB): len n, and the class as
 // its capacity, which the caller may use whole. Cached memory is not
-// zeroed. Give it back with PutBuffer (or FreeBuffer). After Close it
-// fails with ErrClosed.
-func (s *Scheduler) getBuffer(n int) ([]byte, error) {
+// zeroed. Give it back once with PutBuffer (or FreeBuffer): unlike
+// FreeBuffer, PutBuffer cannot tell a buffer given back twice. After
+// Close it fails with ErrClosed.
+func (s *Scheduler) GetBuffer(n int) ([]byte, error) {
 	if n <= 0 {
 		return nil, errBufferSize
 	}
@@ -94,10 +94,10 @@ func (s *Scheduler) getBuffer(n int) ([]byte, error) {
 	return b[:n], nil
 }
 
-// putBuffer gives back memory from GetBuffer (or AllocBuffer), of any
+// PutBuffer gives back memory from GetBuffer (or AllocBuffer), of any
 // length up to its capacity, for reuse; once the cache is full, or the
 // scheduler closed, it is freed (FreeBuffer). No request may still use it.
-func (s *Scheduler) putBuffer(b []byte) {
+func (s *Scheduler) PutBuffer(b []byte) {
 	b = b[:cap(b)]
 	if len(b) < minBlock {
 		s.FreeBuffer(b)

@@ -73,8 +73,8 @@ func (s *Scheduler) admit(r *request) (c Call, queue bool) {
 	if s.tracer != nil {
 		r.tEnqueue = Now()
 	}
-	if !r.classGiven {
-		r.class = s.classes.of(r.fd)
+	if !r.classGiven && r.file != nil {
+		r.class = Class(r.file.class.Load())
 	}
 	if s.backend == Blocking {
 		// Nothing runs asynchronously here: do it now, as os.File

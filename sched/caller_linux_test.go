@@ -106,17 +106,17 @@ func TestOverwriteStaysInRing(t *testing.T) {
 	s := newSched(t, URing, Options{})
 	f := testenv.DirectFile(t)
 	fd := int(f.Fd())
-	require.NoError(t, s.SetClass(fd, Background))
+	h := classed(t, s, fd, Background)
 	buf := testenv.AlignedBuf(t, 4*blockSize)
 	fill(buf, 1)
-	_, err := s.WriteAt(fd, buf, 0)
+	_, err := h.WriteAt(buf, 0)
 	require.NoError(t, err)
-	require.NoError(t, s.Fdatasync(fd))
+	require.NoError(t, h.Fdatasync())
 	end := busy(t, s)
 	defer end()
 	before := s.Stats().Inline
 	fill(buf, 2)
-	n, err := s.WriteAt(fd, buf, 0)
+	n, err := h.WriteAt(buf, 0)
 	require.NoError(t, err)
 	require.Equal(t, len(buf), n)
 	if s.Stats().Inline != before {
@@ -125,7 +125,7 @@ func TestOverwriteStaysInRing(t *testing.T) {
 		t.Skipf("this filesystem cannot overwrite O_DIRECT without blocking (%s)", os.TempDir())
 	}
 	got := testenv.AlignedBuf(t, len(buf))
-	_, err = s.ReadAt(fd, got, 0)
+	_, err = h.ReadAt(got, 0)
 	require.NoError(t, err)
 	require.True(t, bytes.Equal(buf, got))
 	require.False(t, s.locked.Load())
@@ -142,7 +142,7 @@ func TestBlockedWritesSkipRing(t *testing.T) {
 	defer end()
 	f := testenv.DirectFile(t)
 	fd := int(f.Fd())
-	require.NoError(t, s.SetClass(fd, Background))
+	h := classed(t, s, fd, Background)
 	buf := testenv.AlignedBuf(t, blockSize)
 	writes := func() []RequestEvent {
 		rec.mu.Lock()
@@ -157,7 +157,7 @@ func TestBlockedWritesSkipRing(t *testing.T) {
 	}
 	for i := range nowaitProbe {
 		fill(buf, i)
-		n, err := s.WriteAt(fd, buf, int64(i)*blockSize) // extends the file
+		n, err := h.WriteAt(buf, int64(i)*blockSize) // extends the file
 		require.NoError(t, err)
 		require.Equal(t, blockSize, n)
 	}
@@ -169,17 +169,17 @@ func TestBlockedWritesSkipRing(t *testing.T) {
 		require.Equal(t, i == 0 || i == nowaitProbe-1, tried, "write %d: tried in the ring", i)
 	}
 	got := testenv.AlignedBuf(t, blockSize)
-	_, err := s.ReadAt(fd, got, 7*blockSize)
+	_, err := h.ReadAt(got, 7*blockSize)
 	require.NoError(t, err)
 	fill(buf, 7)
 	require.True(t, bytes.Equal(buf, got))
 
 	// The descriptor classified again: overwrites are tried in the ring,
 	// where they stay.
-	require.NoError(t, s.SetClass(fd, Background))
+	require.NoError(t, h.SetClass(Background))
 	for i := range 2 {
 		fill(buf, 100+i)
-		_, err := s.WriteAt(fd, buf, 0)
+		_, err := h.WriteAt(buf, 0)
 		require.NoError(t, err)
 		ev := writes()[nowaitProbe+i]
 		if ev.Inline {
@@ -303,7 +303,7 @@ func TestConcurrentExtendingWrites(t *testing.T) {
 	defer end()
 	f := testenv.DirectFile(t)
 	fd := int(f.Fd())
-	require.NoError(t, s.SetClass(fd, Background))
+	h := classed(t, s, fd, Background)
 	const writers, each = 32, 8
 	done := make(chan error, writers)
 	for g := range writers {
@@ -312,11 +312,11 @@ func TestConcurrentExtendingWrites(t *testing.T) {
 			for k := range each {
 				fill(buf, g*each+k)
 				off := int64(k*writers+g) * blockSize
-				if _, err := s.WriteAt(fd, buf, off); err != nil {
+				if _, err := h.WriteAt(buf, off); err != nil {
 					done <- err
 					return
 				}
-				if err := s.Fsync(fd); err != nil {
+				if err := h.Fsync(); err != nil {
 					done <- err
 					return
 				}
@@ -333,7 +333,7 @@ func TestConcurrentExtendingWrites(t *testing.T) {
 	want := make([]byte, blockSize)
 	for g := range writers {
 		for k := range each {
-			_, err := s.ReadAt(fd, got, int64(k*writers+g)*blockSize)
+			_, err := h.ReadAt(got, int64(k*writers+g)*blockSize)
 			require.NoError(t, err)
 			fill(want, g*each+k)
 			require.True(t, bytes.Equal(want, got), "block of writer %d, write %d", g, k)

@@ -160,19 +160,30 @@ func TestIoprioReachesKernel(t *testing.T) {
 	}
 }
 
+// A class is its File's: two Files of one descriptor number (one
+// closed, the next given the number again) share nothing.
 func TestSetClass(t *testing.T) {
 	s := newSched(t, URing, Options{})
-	require.Equal(t, Unclassified, s.ClassOf(5))
-	require.NoError(t, s.SetClass(5, Background))
-	require.NoError(t, s.SetClass(1<<20-1, Latency))
-	require.Equal(t, Background, s.ClassOf(5))
-	require.Equal(t, Latency, s.ClassOf(1<<20-1))
-	require.Equal(t, Unclassified, s.ClassOf(6))
-	require.Error(t, s.SetClass(1<<20, Latency))
-	require.Error(t, s.SetClass(-1, Latency))
-	require.Error(t, s.SetClass(5, NumClasses))
-	require.NoError(t, s.SetClass(5, Unclassified))
-	require.Equal(t, Unclassified, s.ClassOf(5))
+	f, err := s.Open(5, "five")
+	require.NoError(t, err)
+	require.Equal(t, Unclassified, f.Class())
+	require.NoError(t, f.SetClass(Background))
+	require.Equal(t, Background, f.Class())
+	require.Error(t, f.SetClass(NumClasses))
+	require.Equal(t, Background, f.Class())
+	g, err := s.Open(1<<30, "large")
+	require.NoError(t, err)
+	require.NoError(t, g.SetClass(Latency))
+	require.Equal(t, Latency, g.Class())
+	require.NoError(t, f.Close())
+	f2, err := s.Open(5, "five again")
+	require.NoError(t, err)
+	require.Equal(t, Unclassified, f2.Class())
+	_, err = s.Open(-1, "")
+	require.ErrorIs(t, err, unix.EBADF)
+	require.NoError(t, s.Close())
+	_, err = s.Open(5, "")
+	require.ErrorIs(t, err, ErrClosed)
 }
 
 // A latency-class request on its caller's thread holds the background

@@ -134,6 +134,6 @@ func (q *faultQueue) reap(dst []completion) (int, error) {
 	return kept, nil
 }
 
-func (q *faultQueue) registerFile(fd int) error   { return q.inner.registerFile(fd) }
-func (q *faultQueue) unregisterFile(fd int) error { return q.inner.unregisterFile(fd) }
-func (q *faultQueue) close() error                { return q.inner.close() }
+func (q *faultQueue) registerFile(f *File) error   { return q.inner.registerFile(f) }
+func (q *faultQueue) unregisterFile(f *File) error { return q.inner.unregisterFile(f) }
+func (q *faultQueue) close() error                 { return q.inner.close() }

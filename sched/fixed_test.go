@@ -22,7 +22,10 @@ func TestFixedStatusReported(t *testing.T) {
 
 	s = newSched(t, URing, Options{FixedBuffers: -1, FixedFiles: -1, IOWQMaxWorkers: -1})
 	require.Equal(t, "fixed buffers: no (disabled by Options.FixedBuffers); fixed files: no (disabled by Options.FixedFiles); io_uring workers: not capped (disabled by Options.IOWQMaxWorkers)", s.Fixed().String())
-	require.Error(t, s.registerFile(0))
+	h, err := s.Open(0, "stdin")
+	require.NoError(t, err)
+	require.Error(t, h.Register())
+	require.NoError(t, h.Close())
 
 	for _, b := range []Backend{AIO, Blocking} {
 		s := newSched(t, b, Options{})
@@ -74,18 +77,21 @@ func TestFixedBuffersAndFilesRoundTrip(t *testing.T) {
 	s := newSched(t, URing, Options{Tracer: rec, NoInline: true})
 	f := testenv.DirectFile(t)
 	fd := int(f.Fd())
-	require.NoError(t, s.registerFile(fd))
-	require.NoError(t, s.registerFile(fd)) // idempotent
+	h, err := s.Open(fd, f.Name())
+	require.NoError(t, err)
+	require.NoError(t, h.Register())
+	require.NoError(t, h.Register()) // idempotent
+	require.True(t, h.Registered())
 
 	w, err := s.AllocBuffer(3 * blockSize)
 	require.NoError(t, err)
 	fill(w, 7)
 	r, err := s.AllocBuffer(3 * blockSize)
 	require.NoError(t, err)
-	n, err := s.WriteAt(fd, w, blockSize)
+	n, err := h.WriteAt(w, blockSize)
 	require.NoError(t, err)
 	require.Equal(t, len(w), n)
-	n, err = s.ReadAt(fd, r, blockSize)
+	n, err = h.ReadAt(r, blockSize)
 	require.NoError(t, err)
 	require.Equal(t, len(r), n)
 	require.Equal(t, w, r)
@@ -95,9 +101,10 @@ func TestFixedBuffersAndFilesRoundTrip(t *testing.T) {
 	}
 	rec.mu.Unlock()
 
-	// After UnregisterFile and close, a new file given the same number
-	// gets the I/O, not the stale registered one.
-	require.NoError(t, s.unregisterFile(fd))
+	// After the File's Close and close(2), a new file given the same
+	// number gets the I/O, not the stale registered one.
+	require.NoError(t, h.Close())
+	require.Error(t, h.Close(), "a second Close")
 	name := f.Name()
 	require.NoError(t, f.Close())
 	other := filepath.Join(t.TempDir(), "other")
@@ -158,12 +165,12 @@ func TestMemoryOutlivesClose(t *testing.T) {
 			}
 			held, err := s.AllocBuffer(2 * blockSize) // the arena, on io_uring
 			require.NoError(t, err)
-			own, err := s.getBuffer(4 * blockSize) // too large for what is left: mapped on its own
+			own, err := s.GetBuffer(4 * blockSize) // too large for what is left: mapped on its own
 			require.NoError(t, err)
-			cached, err := s.getBuffer(blockSize)
+			cached, err := s.GetBuffer(blockSize)
 			require.NoError(t, err)
-			s.putBuffer(cached)
-			require.Equal(t, blockSize, s.bufferStats().Cached)
+			s.PutBuffer(cached)
+			require.Equal(t, blockSize, s.Stats().Buffers.Cached)
 			if s.arena != nil {
 				require.True(t, s.arena.contains(held))
 				require.False(t, s.arena.contains(own))
@@ -175,9 +182,9 @@ func TestMemoryOutlivesClose(t *testing.T) {
 
 			_, err = s.AllocBuffer(blockSize)
 			require.ErrorIs(t, err, ErrClosed)
-			_, err = s.getBuffer(blockSize)
+			_, err = s.GetBuffer(blockSize)
 			require.ErrorIs(t, err, ErrClosed)
-			require.Zero(t, s.bufferStats().Cached, "Close left memory in the cache")
+			require.Zero(t, s.Stats().Buffers.Cached, "Close left memory in the cache")
 			// Still mapped, and ours.
 			for i := range held {
 				require.Equal(t, byte(i), held[i])
@@ -186,8 +193,8 @@ func TestMemoryOutlivesClose(t *testing.T) {
 			if s.arena != nil {
 				require.True(t, s.arena.mapped(), "the arena was unmapped with a block out")
 			}
-			s.putBuffer(own) // after Close: freed, not kept
-			require.Zero(t, s.bufferStats().Cached)
+			s.PutBuffer(own) // after Close: freed, not kept
+			require.Zero(t, s.Stats().Buffers.Cached)
 			require.NoError(t, s.FreeBuffer(held))
 			if s.arena != nil {
 				require.False(t, s.arena.mapped(), "the arena outlived its last block")
@@ -203,27 +210,27 @@ func TestMemoryOutlivesClose(t *testing.T) {
 // back, without a new allocation; the cache is bounded.
 func TestBufferCache(t *testing.T) {
 	s := newSched(t, URing, Options{})
-	b, err := s.getBuffer(5000)
+	b, err := s.GetBuffer(5000)
 	require.NoError(t, err)
 	require.Len(t, b, 5000)
 	require.Equal(t, 2*blockSize, cap(b))
-	allocs := s.bufferStats().Allocs
-	s.putBuffer(b[:10])
-	c, err := s.getBuffer(8000)
+	allocs := s.Stats().Buffers.Allocs
+	s.PutBuffer(b[:10])
+	c, err := s.GetBuffer(8000)
 	require.NoError(t, err)
 	require.Equal(t, unsafe.SliceData(b), unsafe.SliceData(c))
-	require.Equal(t, allocs, s.bufferStats().Allocs)
-	s.putBuffer(c)
+	require.Equal(t, allocs, s.Stats().Buffers.Allocs)
+	s.PutBuffer(c)
 	var big [][]byte
 	for range maxCachedBytes/(1<<20) + 4 {
-		m, err := s.getBuffer(1 << 20)
+		m, err := s.GetBuffer(1 << 20)
 		require.NoError(t, err)
 		big = append(big, m)
 	}
 	for _, m := range big {
-		s.putBuffer(m)
+		s.PutBuffer(m)
 	}
-	require.LessOrEqual(t, s.bufferStats().Cached, maxCachedBytes)
-	_, err = s.getBuffer(0)
+	require.LessOrEqual(t, s.Stats().Buffers.Cached, maxCachedBytes)
+	_, err = s.GetBuffer(0)
 	require.Error(t, err)
 }

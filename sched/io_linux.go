@@ -16,10 +16,39 @@ func (s *Scheduler) traceRequest(r *request, inline bool) {
 	s.tracer.RequestDone(ev)
 }
 
-// do runs r through the scheduler and waits for its completion.
+// do runs r and waits for its completion. It is where a request's thread
+// is chosen, in this order (a request the page cache could serve has
+// already been served on its caller by File.ReadAtNowait or WriteAtNowait,
+// and never gets here):
+//
+//  1. The blocking backend: on the caller, as os.File would (admit).
+//  2. A read or write of a File whose data lives in memory (tmpfs): on
+//     the caller, as os.File would. It waits for no device, so it holds
+//     its thread no longer than the copy, and a ring could only add a
+//     round trip (io_uring hands tmpfs reads to its workers).
+//  3. On Linux AIO, what AIO has no opcode for (NOP, fallocate, unlink):
+//     on the caller.
+//  4. The idle fast path: while nothing is in flight, or for latency-class
+//     work that must not queue behind background work, on the caller's
+//     thread in one of maxInline places (caller_linux.go), if one is
+//     free; never syncs and other blocking work on io_uring, which have
+//     places of their own (5).
+//  5. On io_uring, work the ring would hand to a worker (syncs,
+//     fallocate, unlink, classified writes that come back from the ring):
+//     on the caller, in a place for blocking work, until the loop has
+//     locked itself to its thread and the ring's capped worker pool takes
+//     it (caller_linux.go).
+//  6. Everything else: the loop, which submits it to the kernel queue and
+//     wakes the caller on completion. A classified write goes with
+//     RWF_NOWAIT and comes back to its caller (5) if it would block.
 func (s *Scheduler) do(r *request) (int, error) {
 	c, queue := s.admit(r)
 	if !queue {
+		return c.Wait()
+	}
+	if r.file != nil && r.file.inMemory && (r.op == OpRead || r.op == OpWrite) {
+		s.runInline(r)
+		c.inline = true
 		return c.Wait()
 	}
 	if s.backend == AIO && (r.op == OpNop || r.op == OpFallocate || r.op == OpUnlink) {
@@ -45,7 +74,7 @@ func (s *Scheduler) do(r *request) (int, error) {
 		// that may go to a worker, the ring has its worker pool, and
 		// work for it adds no thread beyond the cap: it goes there.
 		classified := r.op == OpWrite && r.class != Unclassified
-		if blocksWorker(r.op) || classified && s.classes.skipRing(r.fd) {
+		if blocksWorker(r.op) || classified && r.file.skipRing() {
 			// io_uring would run it on a worker, or its file's
 			// writes come back from the ring: run it here.
 			s.onCaller(r)
@@ -62,7 +91,7 @@ func (s *Scheduler) do(r *request) (int, error) {
 	s.send(r)
 	s.await(r)
 	if r.tryNowait {
-		s.classes.triedRing(r.fd, r.err == errWouldBlock)
+		r.file.triedRing(r.err == errWouldBlock)
 	}
 	if r.err == errWouldBlock {
 		// The ring made what it could without blocking; the

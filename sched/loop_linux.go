@@ -53,7 +53,7 @@ type loop struct {
 func openQueue(b Backend, opts Options) (queue, error) {
 	switch b {
 	case URing:
-		q, err := newUringQueue(uint32(opts.Entries)+1, opts.ringFlags, opts.Tracer)
+		q, err := newUringQueue(uint32(opts.Entries)+1, opts.SetupFlags, opts.Tracer)
 		if q != nil {
 			q.prio = opts.Classes.prios()
 		}
@@ -73,7 +73,7 @@ func openQueue(b Backend, opts Options) (queue, error) {
 // (SINGLE_ISSUER, DEFER_TASKRUN); otherwise from the first request that
 // may go to an io_uring worker on (lockForWorkers).
 func (s *Scheduler) run(b Backend, opts Options, ready chan<- error) {
-	locked := opts.ringFlags&(uring.IORING_SETUP_SINGLE_ISSUER|uring.IORING_SETUP_DEFER_TASKRUN) != 0
+	locked := opts.SetupFlags&(uring.IORING_SETUP_SINGLE_ISSUER|uring.IORING_SETUP_DEFER_TASKRUN) != 0
 	if locked {
 		// Never unlocked: when run returns, the runtime ends the thread.
 		runtime.LockOSThread()
@@ -264,11 +264,11 @@ func (l *loop) accept() bool {
 		switch r.op {
 		case opRegisterFile:
 			l.queued--
-			r.err = l.q.registerFile(int(r.fd))
+			r.err = l.q.registerFile(r.file)
 			r.wake <- struct{}{}
 		case opUnregisterFile:
 			l.queued--
-			r.err = l.q.unregisterFile(int(r.fd))
+			r.err = l.q.unregisterFile(r.file)
 			r.wake <- struct{}{}
 		default:
 			if r.class == Background && l.cls.on && (l.cls.held != nil || l.cls.bgIn >= l.cls.limit(l.now)) {

@@ -8,8 +8,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/diskio-go/diskio/internal/schedlink"
-
 	"golang.org/x/sys/unix"
 )
 
@@ -20,63 +18,92 @@ import (
 // the disk and the runtime starts no thread for it. A caller sends
 // whatever such an attempt leaves undone through ReadAt or WriteAt.
 
-// readAtNowait makes one preadv2(fd, p, off, RWF_NOWAIT) on the caller's
+// ReadAtNowait makes one preadv2(p, off, RWF_NOWAIT) on the caller's
 // goroutine: it copies what the page cache holds of [off, off+len(p)) and
 // never waits for the disk. n may be short (only part of the range is
 // cached, or the file ends; the kernel may also stop early, see preadv2(2)
 // BUGS), n == 0 with a nil error is end of file, and EAGAIN means nothing
-// was cached. EOPNOTSUPP (the filesystem does not support RWF_NOWAIT),
-// ENOSYS (no preadv2) and EPERM (seccomp) mean it cannot be used on fd at
-// all: use ReadAt. EINTR is retried. The error is a bare syscall.Errno.
+// was cached. An error for which NowaitRefused reports true means
+// RWF_NOWAIT cannot be used on the file at all: use ReadAt. EINTR is
+// retried. The error is a bare syscall.Errno.
 //
-// With Options.Faults, the injector sees each attempt (Flags RWF_NOWAIT),
-// on the caller's goroutine: Errno fails it without a system call, Short
-// shortens it. With a Tracer, it reports a SysPreadv2 call and, unless
-// the attempt found nothing (EAGAIN) or was refused, an inline request
-// with Nowait set; so a trace counts each read once, as a page-cache hit
-// or as the request that went on through the ring (a partial hit: both).
+// With Options.Faults, the injector sees each attempt (Path
+// PathPageCache, Flags RWF_NOWAIT): Errno fails it without a system call,
+// Short shortens it. With a Tracer, it reports a SysPreadv2 call and,
+// unless the attempt found nothing (EAGAIN) or was refused, an inline
+// request with Nowait set; so a trace counts each read once, as a
+// page-cache hit or as the request that went on through the ring (a
+// partial hit: both).
 //
-// expectHit says the caller expects the page cache to hold the range (its
-// last attempt on fd was a hit): then an attempt of up to 64 KiB is made
-// as a raw system call, which the runtime never hands off to another
-// thread. A miss submits the kernel's read-ahead from the calling thread
-// and can sleep there, so when a miss is likely, pass false.
-func (s *Scheduler) readAtNowait(fd int, p []byte, off int64, expectHit bool) (int, error) {
-	if expectHit && s.tracer == nil && s.faults == nil && uint(len(p)-1) < rawNowaitMax {
+// While the File's attempts hit (Missed is false), one of up to
+// rawNowaitMax bytes is made as a raw system call, which the runtime
+// never hands off to another thread; after a miss, which submits the
+// kernel's read-ahead from the calling thread and can sleep there, they
+// are ordinary ones until the next hit.
+func (f *File) ReadAtNowait(p []byte, off int64) (int, error) {
+	s := f.s
+	if !f.missed.Load() && s.tracer == nil && s.faults == nil && uint(len(p)-1) < rawNowaitMax {
 		// The common case, a hit with nothing to report: no clock,
-		// no hooks, the iovec on the stack, one raw system call (see
-		// nowait for the general case). What is left over the bare
-		// preadv2 is 0-0.08 µs (BenchmarkPageCacheHit in the root
-		// package); the preadv2 itself costs ~0.15 µs more than a
-		// pread64 on Linux 6.18 (its vectored entry), which no flag
-		// or other call avoids.
+		// no hooks, the iovec on the stack, one raw system call.
 		if s.state.Load()&stateClosed != 0 {
 			return 0, ErrClosed
 		}
 		for {
-			n, errno := rwv2(unix.SYS_PREADV2, fd, p, off, unix.RWF_NOWAIT, true)
+			n, errno := rwv2(unix.SYS_PREADV2, int(f.fd), p, off, unix.RWF_NOWAIT, true)
 			switch errno {
 			case 0:
 				return n, nil
 			case unix.EINTR:
 				continue
+			case unix.EAGAIN:
+				f.missed.Store(true)
 			}
 			return 0, errno
 		}
 	}
-	return s.nowait(OpRead, fd, p, off, 0, expectHit)
+	n, err := s.nowait(OpRead, f.fd, p, off, 0, !f.missed.Load())
+	if miss := err == unix.EAGAIN; miss != f.missed.Load() {
+		f.missed.Store(miss) // only on a change: many readers share the line
+	}
+	return n, err
 }
 
-// writeAtNowait makes one pwritev2(fd, p, off, rwf|RWF_NOWAIT) on the
+// Missed reports whether the File's last ReadAtNowait found nothing
+// cached (EAGAIN): the next read is likely a miss too.
+func (f *File) Missed() bool { return f.missed.Load() }
+
+// WriteAtNowait makes one pwritev2(p, off, rwf|RWF_NOWAIT) on the
 // caller's goroutine: it writes into the page cache what it can without
 // waiting (a page to read in, a lock, a journal start) and refuses the
 // rest with EAGAIN or a short count; see ReadAtNowait for the errors.
-// ext4, for one, refuses buffered RWF_NOWAIT writes with EOPNOTSUPP.
-func (s *Scheduler) writeAtNowait(fd int, p []byte, off int64, rwf uint32) (int, error) {
-	return s.nowait(OpWrite, fd, p, off, rwf, false)
+// ext4, for one, refuses buffered RWF_NOWAIT writes with EOPNOTSUPP. Once
+// a File of the scheduler has been refused, the others are too, without
+// a system call: they would all be on the same kind of filesystem more
+// often than not, and each refusal costs a failed call.
+func (f *File) WriteAtNowait(p []byte, off int64, rwf uint32) (int, error) {
+	if e := f.s.nowaitWriteRefusal.Load(); e != 0 {
+		return 0, syscall.Errno(e)
+	}
+	n, err := f.s.nowait(OpWrite, f.fd, p, off, rwf, false)
+	if errno, ok := err.(syscall.Errno); ok && NowaitRefused(errno) {
+		f.s.nowaitWriteRefusal.Store(uint32(errno))
+	}
+	return n, err
 }
 
-func (s *Scheduler) nowait(op Op, fd int, p []byte, off int64, rwf uint32, raw bool) (int, error) {
+// NowaitRefused reports whether err from ReadAtNowait or WriteAtNowait
+// means RWF_NOWAIT cannot be used on that file at all (the filesystem
+// does not support it, no preadv2, a seccomp filter), as opposed to "not
+// now" (EAGAIN).
+func NowaitRefused(err error) bool {
+	switch err {
+	case unix.EOPNOTSUPP, unix.ENOSYS, unix.EPERM, unix.EINVAL:
+		return true
+	}
+	return false
+}
+
+func (s *Scheduler) nowait(op Op, fd int32, p []byte, off int64, rwf uint32, raw bool) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -96,7 +123,7 @@ func (s *Scheduler) nowait(op Op, fd int, p []byte, off int64, rwf uint32, raw b
 		var errno syscall.Errno
 		var f Fault
 		if s.faults != nil {
-			f = s.faults.Fault(Attempt{Op: op, Fd: int32(fd), Off: off, Len: len(p), Flags: flags, Retry: submits, Path: PathPageCache})
+			f = s.faults.Fault(Attempt{Op: op, Fd: fd, Off: off, Len: len(p), Flags: flags, Retry: submits, Path: PathPageCache})
 			errno = f.Errno
 			if f.Short > 0 && f.Short < len(b) {
 				b = b[:f.Short]
@@ -108,7 +135,7 @@ func (s *Scheduler) nowait(op Op, fd int, p []byte, off int64, rwf uint32, raw b
 			if op == OpWrite {
 				nr = unix.SYS_PWRITEV2
 			}
-			n, errno = rwv2(nr, fd, b, off, flags, raw && len(b) <= rawNowaitMax)
+			n, errno = rwv2(nr, int(fd), b, off, flags, raw && len(b) <= rawNowaitMax)
 		}
 		if f.Delay > 0 {
 			time.Sleep(f.Delay)
@@ -128,12 +155,12 @@ func (s *Scheduler) nowait(op Op, fd int, p []byte, off int64, rwf uint32, raw b
 		}
 		end := Now()
 		s.tracer.SyscallDone(SyscallEvent{Call: call, Start: start, End: end, Submitted: 1, Reaped: 1})
-		if err == unix.EAGAIN || schedlink.NowaitRefused(err) {
+		if err == unix.EAGAIN || NowaitRefused(err) {
 			// Not a request of its own: the caller sends it on
 			// through ReadAt or WriteAt, which reports it.
 			return n, err
 		}
-		s.tracer.RequestDone(RequestEvent{Op: op, Fd: int32(fd), Off: off, Len: len(p), Backend: s.backend,
+		s.tracer.RequestDone(RequestEvent{Op: op, Fd: fd, Off: off, Len: len(p), Backend: s.backend,
 			Inline: true, Nowait: true, Submits: submits, N: n, Err: err,
 			Enqueue: start, Submit: start, Complete: end, Resume: end})
 	}
@@ -181,7 +208,7 @@ const rawNowaitMax = 64 << 10
 // kernel answers with EAGAIN.
 const inlineAgain = 16
 
-// writeAtInline writes p at off on the caller's goroutine, as os.File
+// WriteAtInline writes p at off on the caller's goroutine, as os.File
 // writes: pwrite64 (pwritev2 with rwf, or at the descriptor's own offset
 // when off is -1), EINTR retried and short writes continued. It is for a
 // write the caller knows waits for no disk read (a copy into the page
@@ -193,7 +220,8 @@ const inlineAgain = 16
 // With Options.Faults, the injector sees each attempt on the caller's
 // goroutine; with a Tracer, it reports a SysPwrite (or SysPwritev2) call
 // and an inline request, as ReadAtNowait does for its hits.
-func (s *Scheduler) writeAtInline(fd int, p []byte, off int64, rwf uint32) (int, error) {
+func (f *File) WriteAtInline(p []byte, off int64, rwf uint32) (int, error) {
+	s, fd := f.s, int(f.fd)
 	if s.state.Load()&stateClosed != 0 {
 		return 0, ErrClosed
 	}

@@ -118,11 +118,15 @@ type Options struct {
 	// (see Class and ClassOptions); the zero value is the default policy.
 	Classes ClassOptions
 
-	// ringFlags are extra IORING_SETUP_* flags (schedlink.SetRingFlags),
-	// for the testbench's SQPOLL and IOPOLL rows and tests of what the
-	// kernel refuses; SINGLE_ISSUER and DEFER_TASKRUN lock the loop to
-	// its thread.
-	ringFlags uint32
+	// SetupFlags are extra IORING_SETUP_* flags for io_uring_setup(2)
+	// (package uring's constants), for experiments: IORING_SETUP_SQPOLL
+	// makes a kernel thread poll the submission queue, which spends up
+	// to a core while requests arrive; IORING_SETUP_IOPOLL polls for
+	// completions and needs O_DIRECT files on a device with poll queues;
+	// SINGLE_ISSUER and DEFER_TASKRUN lock the loop to its thread. The
+	// defaults need none of them. Where the kernel refuses them, New
+	// falls back as it does for any io_uring setup failure (Fallback).
+	SetupFlags uint32
 
 	// noStats turns statistics off, and with them the clock reads they
 	// need (when there is no Tracer): for the benchmark that measures

@@ -26,6 +26,7 @@ const (
 // pooled: steady state allocates nothing.
 type request struct {
 	op   Op
+	file *File // the File it is on, or nil for a request by descriptor number
 	fd   int32
 	buf  []byte // read/write memory, or OpUnlink's NUL-terminated path; this reference keeps it alive until reaped
 	off  int64
@@ -58,7 +59,7 @@ type request struct {
 	detached bool
 
 	class       Class
-	classGiven  bool  // class was given per call: the fd's class does not apply
+	classGiven  bool  // class was given per call: its File's class does not apply
 	slowReports uint8 // slow-request reports made (slow_linux.go)
 	bounded     bool  // a background request submitted while latency work waited (class_linux.go)
 	// tryNowait: a write sent to the ring with RWF_NOWAIT, to come back

@@ -37,6 +37,16 @@ func newSched(t testing.TB, b Backend, opts Options) *Scheduler {
 	return s
 }
 
+// classed returns s's File for fd, with class c.
+func classed(t testing.TB, s *Scheduler, fd int, c Class) *File {
+	t.Helper()
+	f, err := s.Open(fd, "")
+	require.NoError(t, err)
+	require.NoError(t, f.SetClass(c))
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
 func fill(b []byte, seed int) {
 	for i := range b {
 		b[i] = byte(i*7 + seed*31 + i>>8)
@@ -374,13 +384,13 @@ func TestNoLostWakeups(t *testing.T) {
 func TestFallbackChainKeepsReason(t *testing.T) {
 	t.Setenv("DISKIO_BACKEND", "")
 	// Setup flags no kernel knows make io_uring_setup fail with EINVAL.
-	s, err := New(Options{ringFlags: 1 << 30})
+	s, err := New(Options{SetupFlags: 1 << 30})
 	require.NoError(t, err)
 	defer s.Close()
 	require.Equal(t, AIO, s.Backend())
 	require.Contains(t, s.FallbackReason(), "uring: io_uring_setup: invalid argument")
 
-	_, err = New(Options{Backend: URing, ringFlags: 1 << 30})
+	_, err = New(Options{Backend: URing, SetupFlags: 1 << 30})
 	require.ErrorIs(t, err, unix.EINVAL)
 
 	_, err = New(Options{Backend: "spdk"})

@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/diskio-go/diskio/internal/schedlink"
 )
 
 // Scheduler owns one kernel queue and the loop goroutine that
@@ -61,8 +59,7 @@ type Scheduler struct {
 	// clock says requests are timed: for the statistics, or a Tracer.
 	clock   bool
 	statsOn bool
-	stats   stats      // stats_linux.go
-	classes classTable // class_linux.go
+	stats   stats // stats_linux.go
 
 	slowThreshold time.Duration // slow_linux.go; 0: off
 	slowCh        chan SlowIO   // to the reporting goroutine; nil: no one to report to
@@ -78,7 +75,10 @@ type Scheduler struct {
 
 	onFallback func(Fallback) // Options.OnFallback (fallback_linux.go)
 
-	learnt schedlink.Learnt // what package diskio's files learnt, for the next ones
+	// nowaitWriteRefusal is the errno with which the kernel refused a
+	// File's pwritev2(RWF_NOWAIT) (ext4 refuses them all), or 0: the
+	// scheduler's later Files are refused without a system call.
+	nowaitWriteRefusal atomic.Uint32
 }
 
 const stateClosed = 1 << 63

@@ -114,7 +114,7 @@ func (s *Scheduler) reportSlow(r *request, done int, now int64, ch chan<- SlowIO
 	if ch == nil {
 		return
 	}
-	ev := SlowIO{Op: r.op, Fd: r.fd, Name: s.classes.name(r.fd), Class: r.class, Waited: time.Duration(waited), Report: int(r.slowReports)}
+	ev := SlowIO{Op: r.op, Fd: r.fd, Name: r.fileName(), Class: r.class, Waited: time.Duration(waited), Report: int(r.slowReports)}
 	if r.op == OpRead || r.op == OpWrite {
 		ev.Off, ev.Len = r.off+int64(done), len(r.buf)-done
 	}

@@ -69,21 +69,22 @@ func TestSlowRequestReported(t *testing.T) {
 					return Fault{}
 				}),
 			})
-			require.NoError(t, s.SetClass(fd, Latency))
-			s.setName(fd, "stuck")
+			h, err := s.Open(fd, "stuck")
+			require.NoError(t, err)
+			require.NoError(t, h.SetClass(Latency))
 			buf := testenv.AlignedBuf(t, 16*blockSize)
-			_, err := s.WriteAt(fd, buf, 0)
+			_, err = h.WriteAt(buf, 0)
 			require.NoError(t, err)
 
 			log.zero = time.Now()
 			done := make(chan error, 1)
 			go func() {
-				_, err := s.ReadAt(fd, buf[:2*blockSize], 8*blockSize)
+				_, err := h.ReadAt(buf[:2*blockSize], 8*blockSize)
 				done <- err
 			}()
 			// Healthy requests beside it are not reported.
 			for i := range 8 {
-				_, err := s.ReadAt(fd, buf[8*blockSize:9*blockSize], int64(i)*blockSize)
+				_, err := h.ReadAt(buf[8*blockSize:9*blockSize], int64(i)*blockSize)
 				require.NoError(t, err)
 			}
 			var st Stats
@@ -177,14 +178,14 @@ func TestSlowDiskThrottled(t *testing.T) {
 			require.NoError(t, err)
 			defer f.Close()
 			fd := int(f.Fd())
-			require.NoError(t, s.SetClass(fd, Background))
+			h := classed(t, s, fd, Background)
 			const reads = 12 // 3 seconds at 4 a second
 			buf := testenv.AlignedBuf(t, reads*blockSize)
 			batch := s.Batch()
 			calls := make([]Call, reads)
 			log.zero = time.Now()
 			for i := range calls {
-				calls[i] = batch.StartReadAt(fd, buf[i*blockSize:(i+1)*blockSize], int64(i)*64*blockSize)
+				calls[i] = batch.StartFileReadAt(h, buf[i*blockSize:(i+1)*blockSize], int64(i)*64*blockSize)
 			}
 			batch.WaitAll()
 			elapsed := time.Since(log.zero)
@@ -303,8 +304,7 @@ func TestSlowOnCaller(t *testing.T) {
 			require.NoError(t, err)
 			defer bf.Close()
 			bfd := int(bf.Fd())
-			require.NoError(t, s.SetClass(bfd, Latency))
-			defer s.SetClass(bfd, Unclassified)
+			h := classed(t, s, bfd, Latency)
 			for i := 0; i < 4; i++ {
 				_, err = bf.WriteAt(buf[:blockSize], int64(100+i)*blockSize)
 				require.NoError(t, err)
@@ -313,7 +313,7 @@ func TestSlowOnCaller(t *testing.T) {
 				s.ReadStats(&before)
 				log.start()
 				t0 := time.Now()
-				require.NoError(t, s.Fdatasync(bfd))
+				require.NoError(t, h.Fdatasync())
 				took = time.Since(t0)
 				s.ReadStats(&after)
 				_, err = read.Wait()

@@ -186,6 +186,22 @@ type Stats struct {
 	// Fallbacks counts the files reported to run buffered although
 	// they asked for O_DIRECT (ReportFallback with a Path).
 	Fallbacks uint64
+	// Buffers is what the buffer cache (AllocBuffer) holds and took.
+	Buffers BufferStats
+}
+
+// BufferStats says what a scheduler's buffer cache holds and has taken.
+type BufferStats struct {
+	// Allocs counts the AllocBuffer calls the cache could not serve (a
+	// new arena block, or a mapping when the arena is full): none in
+	// steady state.
+	Allocs uint64
+	// Cached is the memory the cache holds for reuse, in bytes.
+	Cached int
+	// Arena is the size of the registered arena while it is mapped: 0
+	// without one, and once the scheduler is closed and every block of
+	// it has been given back.
+	Arena int
 }
 
 // SlowStats counts slow requests (Options.SlowThreshold).
@@ -275,6 +291,7 @@ func (s *Scheduler) ReadStats(dst *Stats) {
 		Longest:   time.Duration(st.longest.Load()),
 	}
 	s.readHealth(dst)
+	s.readBuffers(&dst.Buffers)
 }
 
 // Stats returns a snapshot of s's statistics (see ReadStats).

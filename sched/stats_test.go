@@ -50,7 +50,7 @@ func TestStatsCount(t *testing.T) {
 			s := newSched(t, b, Options{NoInline: true})
 			f := testenv.DirectFile(t)
 			fd := int(f.Fd())
-			require.NoError(t, s.SetClass(fd, Background))
+			h := classed(t, s, fd, Background)
 			const writers = 16
 			buf := testenv.AlignedBuf(t, writers*blockSize)
 			var wg sync.WaitGroup
@@ -59,14 +59,14 @@ func TestStatsCount(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					p := buf[i*blockSize : (i+1)*blockSize]
-					_, err := s.WriteAt(fd, p, int64(i)*blockSize)
+					_, err := h.WriteAt(p, int64(i)*blockSize)
 					require.NoError(t, err)
 					_, err = s.ReadAtClass(fd, p, int64(i)*blockSize, Latency)
 					require.NoError(t, err)
 				}()
 			}
 			wg.Wait()
-			require.NoError(t, s.Fdatasync(fd))
+			require.NoError(t, h.Fdatasync())
 			require.NoError(t, s.SyncClass(fd, true, Latency))
 			_, err := s.ReadAt(-1, buf[:blockSize], 0)
 			require.Error(t, err)
@@ -145,13 +145,13 @@ func TestZeroAllocsWithStats(t *testing.T) {
 		t.Run(string(b), func(t *testing.T) {
 			s := newSched(t, b, Options{NoInline: true})
 			f := testenv.DirectFile(t)
-			require.NoError(t, s.SetClass(int(f.Fd()), Latency))
+			h := classed(t, s, int(f.Fd()), Latency)
 			buf := testenv.AlignedBuf(t, blockSize)
-			_, err := s.WriteAt(int(f.Fd()), buf, 0)
+			_, err := h.WriteAt(buf, 0)
 			require.NoError(t, err)
 			var st Stats
 			allocs := testing.AllocsPerRun(1000, func() {
-				if _, err := s.ReadAt(int(f.Fd()), buf, 0); err != nil {
+				if _, err := h.ReadAt(buf, 0); err != nil {
 					panic(err)
 				}
 			})

@@ -17,11 +17,11 @@ const (
 	SysUnlinkat
 )
 
-// setDefaultTracer starts the process-wide scheduler (the one Default
+// SetDefaultTracer starts the process-wide scheduler (the one Default
 // returns) now, with t as its Tracer, and reports true. If Default has
 // already started it, it changes nothing and reports false: a running
 // scheduler's tracer is fixed. Package diskio calls it for DISKIO_TRACE.
-func setDefaultTracer(t Tracer) bool {
+func SetDefaultTracer(t Tracer) bool {
 	started := false
 	defaultOnce.Do(func() {
 		started = true

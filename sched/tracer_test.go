@@ -114,7 +114,7 @@ func TestSetDefaultTracerAfterDefault(t *testing.T) {
 	s, err := Default()
 	require.NoError(t, err)
 	rec := &recorder{}
-	require.False(t, setDefaultTracer(rec))
+	require.False(t, SetDefaultTracer(rec))
 	s2, err := Default()
 	require.NoError(t, err)
 	require.Same(t, s, s2)

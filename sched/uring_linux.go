@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/diskio-go/diskio/internal/mem"
 	"github.com/diskio-go/diskio/uring"
 )
@@ -22,8 +20,7 @@ type uringQueue struct {
 	cqes    []uring.CQE
 	wakeBuf []byte // 8 bytes outside the heap for the eventfd counter
 
-	arena     *arena  // registered as fixed buffer 0; nil when not registered
-	fileSlot  []int32 // by fd: index in the registered file table, or -1
+	arena     *arena // registered as fixed buffer 0; nil when not registered
 	freeSlots []uint32
 
 	maxWorkers uring.MaxWorkers // the cap on io-wq workers, zero when none
@@ -119,8 +116,8 @@ func (q *uringQueue) prepare(r *request, slot uint32) (fixed bool) {
 	case OpUnlink:
 		sqe.PrepUnlinkat(int(r.fd), r.buf, r.mode)
 	}
-	if r.op != OpNop && int(r.fd) < len(q.fileSlot) && r.fd >= 0 && q.fileSlot[r.fd] >= 0 {
-		sqe.Fd = q.fileSlot[r.fd]
+	if r.file != nil && r.file.slot >= 0 {
+		sqe.Fd = r.file.slot
 		sqe.Flags |= uring.IOSQE_FIXED_FILE
 	}
 	sqe.UserData = uint64(slot)
@@ -158,43 +155,38 @@ var (
 	errFileTable   = errors.New("sched: registered file table full")
 )
 
-func (q *uringQueue) registerFile(fd int) error {
+// registerFile puts f in a free slot of the registered file table.
+func (q *uringQueue) registerFile(f *File) error {
 	if q.freeSlots == nil {
 		return errNoFileTable
 	}
-	if fd < 0 {
-		return unix.EBADF
-	}
-	if fd < len(q.fileSlot) && q.fileSlot[fd] >= 0 {
+	if f.slot >= 0 {
 		return nil // already registered
 	}
 	if len(q.freeSlots) == 0 {
 		return errFileTable
 	}
 	slot := q.freeSlots[len(q.freeSlots)-1]
-	if _, err := q.ring.UpdateFiles(slot, []int32{int32(fd)}); err != nil {
+	if _, err := q.ring.UpdateFiles(slot, []int32{f.fd}); err != nil {
 		return err
 	}
 	q.freeSlots = q.freeSlots[:len(q.freeSlots)-1]
-	for len(q.fileSlot) <= fd {
-		q.fileSlot = append(q.fileSlot, -1)
-	}
-	q.fileSlot[fd] = int32(slot)
+	f.slot = int32(slot)
 	return nil
 }
 
-func (q *uringQueue) unregisterFile(fd int) error {
-	if fd < 0 || fd >= len(q.fileSlot) || q.fileSlot[fd] < 0 {
+// unregisterFile empties f's slot, if it has one.
+func (q *uringQueue) unregisterFile(f *File) error {
+	if f.slot < 0 {
 		return nil
 	}
-	slot := uint32(q.fileSlot[fd])
 	// Requests already in flight keep their own reference to the file;
 	// emptying the slot only affects requests prepared after this.
-	if _, err := q.ring.UpdateFiles(slot, []int32{-1}); err != nil {
+	if _, err := q.ring.UpdateFiles(uint32(f.slot), []int32{-1}); err != nil {
 		return err
 	}
-	q.fileSlot[fd] = -1
-	q.freeSlots = append(q.freeSlots, slot)
+	q.freeSlots = append(q.freeSlots, uint32(f.slot))
+	f.slot = -1
 	return nil
 }
 

@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/diskio-go/diskio/internal/schedlink"
 	"github.com/diskio-go/diskio/internal/testenv"
 	"github.com/diskio-go/diskio/sched"
 	"github.com/diskio-go/diskio/trace"
@@ -22,7 +21,7 @@ func TestBackendFallbackInSummary(t *testing.T) {
 	rec := trace.New(trace.Config{})
 	var got []sched.Fallback
 	opts := sched.Options{Tracer: rec, OnFallback: func(fb sched.Fallback) { got = append(got, fb) }}
-	schedlink.SetRingFlags(&opts, 1<<30)
+	opts.SetupFlags = 1 << 30
 	s, err := sched.New(opts)
 	if err != nil {
 		testenv.Unavailable(t, "aio", err)

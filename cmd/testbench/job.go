@@ -17,7 +17,6 @@ import (
 	"github.com/diskio-go/diskio"
 	"github.com/diskio-go/diskio/internal/bench"
 	"github.com/diskio-go/diskio/internal/mem"
-	"github.com/diskio-go/diskio/internal/schedlink"
 	"github.com/diskio-go/diskio/sched"
 )
 
@@ -288,7 +287,7 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 			opts.Tracer = nil
 		}
 		if j.Backend == "uring" && j.RingFlags != 0 {
-			schedlink.SetRingFlags(&opts, j.RingFlags)
+			opts.SetupFlags = j.RingFlags
 		}
 		// The callers' buffers, and a stream's ReadAhead+1 buffers
 		// (small ones read 64 KiB at a time, up to two reads more);

@@ -88,16 +88,18 @@ func TestBoundsAreBucketBoundaries(t *testing.T) {
 func TestMetricsMatchStats(t *testing.T) {
 	s := newSched(t, sched.Options{})
 	f := testenv.DirectFile(t)
-	fd := int(f.Fd())
-	require.NoError(t, s.SetClass(fd, sched.Latency))
+	h, err := s.Open(int(f.Fd()), f.Name())
+	require.NoError(t, err)
+	defer h.Close()
+	require.NoError(t, h.SetClass(sched.Latency))
 	buf := testenv.AlignedBuf(t, 64*blockSize)
 	for i := range 64 {
-		_, err := s.WriteAt(fd, buf[i*blockSize:(i+1)*blockSize], int64(i)*blockSize)
+		_, err := h.WriteAt(buf[i*blockSize:(i+1)*blockSize], int64(i)*blockSize)
 		require.NoError(t, err)
 	}
-	require.NoError(t, s.Fdatasync(fd))
+	require.NoError(t, h.Fdatasync())
 	for i := range 100 {
-		_, err := s.ReadAt(fd, buf[:2*blockSize], int64(i%60)*blockSize)
+		_, err := h.ReadAt(buf[:2*blockSize], int64(i%60)*blockSize)
 		require.NoError(t, err)
 	}
 	c := New(s, Options{})

@@ -1,0 +1,242 @@
+//go:build linux
+
+package sched
+
+import (
+	"errors"
+	"strconv"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// File is one open file as its Scheduler knows it: the descriptor its
+// requests go to, and everything the scheduler keeps for that file — its
+// class, its name in slow-request reports, its slot in io_uring's
+// registered file table, whether the page cache served its last read and
+// whether its classified writes come back from the ring. Nothing is kept
+// by descriptor number, so a number the kernel reuses for another file
+// starts with nothing.
+//
+// Open makes a File from a descriptor the caller keeps open; Close ends
+// it, and must come before the descriptor is closed, once no request on
+// the File is in progress (package diskio's File counts its calls for
+// that, as internal/poll's FD does). Its methods are safe for concurrent
+// use.
+type File struct {
+	s        *Scheduler
+	fd       int32
+	name     string
+	inMemory bool // the filesystem keeps the file's data in memory (tmpfs): nothing to wait for
+
+	class atomic.Uint32
+	// blocked counts the classified writes made on their callers since
+	// one sent to the ring with RWF_NOWAIT came back (0: send the next
+	// one to the ring). See nowaitProbe.
+	blocked atomic.Uint32
+	// missed: the last ReadAtNowait found nothing cached (EAGAIN), so
+	// the next one is likely a miss too and is made as an ordinary
+	// system call (see rawNowaitMax).
+	missed atomic.Bool
+
+	// slot is the loop's: the File's index in io_uring's registered
+	// file table, or -1. registered says Register was asked.
+	slot       int32
+	registered atomic.Bool
+	closed     atomic.Bool
+}
+
+// Open returns the File for the open descriptor fd, named name in
+// slow-request reports (SlowIO.Name). It fails with ErrClosed once the
+// scheduler is closed, and with EBADF for a negative fd.
+func (s *Scheduler) Open(fd int, name string) (*File, error) {
+	if fd < 0 || fd > 1<<31-1 {
+		return nil, unix.EBADF
+	}
+	if s.state.Load()&stateClosed != 0 {
+		return nil, ErrClosed
+	}
+	return &File{s: s, fd: int32(fd), name: name, inMemory: inMemory(fd), slot: -1}, nil
+}
+
+// inMemory reports whether fd's filesystem keeps file data in memory
+// (tmpfs, ramfs): a read or write there is a copy that waits for no
+// device, made on the caller as os.File makes it.
+func inMemory(fd int) bool {
+	var st unix.Statfs_t
+	for {
+		err := unix.Fstatfs(fd, &st)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return false
+		}
+		break
+	}
+	switch uint32(st.Type) {
+	case unix.TMPFS_MAGIC, unix.RAMFS_MAGIC:
+		return true
+	}
+	return false
+}
+
+// Fd returns the File's descriptor.
+func (f *File) Fd() int { return int(f.fd) }
+
+// Name returns the name Open gave the File.
+func (f *File) Name() string { return f.name }
+
+// Scheduler returns the scheduler the File belongs to.
+func (f *File) Scheduler() *Scheduler { return f.s }
+
+// SetClass makes c the class of the File's requests from now on, except
+// those given one per call (ReadAtClass, Batch.SetClass). It fails for a
+// class it does not know.
+func (f *File) SetClass(c Class) error {
+	if c >= NumClasses {
+		return errBadClass(c)
+	}
+	f.class.Store(uint32(c))
+	f.blocked.Store(0)
+	return nil
+}
+
+// Class returns the File's class (Unclassified until SetClass).
+func (f *File) Class() Class { return Class(f.class.Load()) }
+
+// Register adds the File to io_uring's registered file table, so that its
+// requests skip the kernel's per-request file lookup. Requests work
+// whether or not it succeeds; it fails where the scheduler has no table
+// (see Scheduler.Fixed) or the table is full. Registering twice is one
+// registration.
+func (f *File) Register() error {
+	if !f.s.fixed.Files {
+		return errors.New("sched: no registered files: " + f.s.fixed.FilesReason)
+	}
+	if f.registered.Swap(true) {
+		return nil
+	}
+	r := getRequest()
+	r.op, r.file, r.fd = opRegisterFile, f, f.fd
+	_, err := f.s.control(r)
+	if err != nil {
+		f.registered.Store(false)
+	}
+	return err
+}
+
+// Registered reports whether Register has put the File in the registered
+// file table (or is doing so).
+func (f *File) Registered() bool { return f.registered.Load() }
+
+// Close ends the File: it leaves the registered file table, which holds
+// its own reference to the open file, so the descriptor can then be
+// closed. No request on the File may be in progress or start after it.
+// Closing twice is an error.
+func (f *File) Close() error {
+	if f.closed.Swap(true) {
+		return errFileClosed
+	}
+	if !f.registered.Load() {
+		return nil
+	}
+	r := getRequest()
+	r.op, r.file, r.fd = opUnregisterFile, f, f.fd
+	_, err := f.s.control(r)
+	if err == ErrClosed {
+		err = nil // the ring and its table are gone with the scheduler
+	}
+	return err
+}
+
+var errFileClosed = errors.New("sched: File already closed")
+
+// request returns a pooled request for op on f, with f's class.
+func (f *File) request(op Op) *request {
+	r := getRequest()
+	r.op, r.file, r.fd = op, f, f.fd
+	return r
+}
+
+// ReadAt reads len(p) bytes at off, resubmitting short reads until p is
+// full or the file ends (then n < len(p) and err is nil). p must stay
+// untouched until ReadAt returns; on an O_DIRECT descriptor it must be
+// aligned. A File whose data lives in memory (tmpfs) is read on the
+// caller, as os.File reads it: there is nothing to wait for.
+func (f *File) ReadAt(p []byte, off int64) (int, error) {
+	r := f.request(OpRead)
+	r.buf, r.off = p, off
+	return f.s.do(r)
+}
+
+// WriteAt writes all of p at off, resubmitting short writes.
+func (f *File) WriteAt(p []byte, off int64) (int, error) {
+	return f.WriteAtFlags(p, off, 0)
+}
+
+// WriteAtFlags is WriteAt with RWF_* flags for this one write (pwritev2's
+// flags; io_uring's rw_flags; AIO's aio_rw_flags): unix.RWF_DSYNC makes
+// the write durable when it completes, as if the file were opened with
+// O_DSYNC, without a separate fdatasync; unix.RWF_SYNC adds the metadata,
+// as O_SYNC; unix.RWF_APPEND writes at the end of the file (off is then
+// ignored). A resubmitted short write keeps the flags.
+func (f *File) WriteAtFlags(p []byte, off int64, rwf uint32) (int, error) {
+	r := f.request(OpWrite)
+	r.buf, r.off, r.rwf = p, off, rwf
+	return f.s.do(r)
+}
+
+// Fsync flushes the file's data and metadata to stable storage.
+func (f *File) Fsync() error {
+	_, err := f.s.do(f.request(OpFsync))
+	return err
+}
+
+// Fdatasync flushes the file's data, and the metadata needed to read it
+// back.
+func (f *File) Fdatasync() error {
+	_, err := f.s.do(f.request(OpFdatasync))
+	return err
+}
+
+// Fallocate is fallocate(2) through the scheduler.
+func (f *File) Fallocate(mode uint32, off, length int64) error {
+	r := f.request(OpFallocate)
+	r.mode, r.off, r.size = mode, off, length
+	_, err := f.s.do(r)
+	return err
+}
+
+// name returns the name of r's file for reports, "" for a request made by
+// descriptor number.
+func (r *request) fileName() string {
+	if r.file == nil {
+		return ""
+	}
+	return r.file.name
+}
+
+// skipRing reports whether a classified write to f should go to its
+// caller without trying the ring first (see nowaitProbe).
+func (f *File) skipRing() bool {
+	return f != nil && f.blocked.Load() != 0 && f.blocked.Add(1)%nowaitProbe != 0
+}
+
+// triedRing records whether a classified write to f sent to the ring with
+// RWF_NOWAIT came back (blocked) or was made there.
+func (f *File) triedRing(blocked bool) {
+	switch {
+	case f == nil:
+	case blocked:
+		f.blocked.Store(1)
+	case f.blocked.Load() != 0:
+		f.blocked.Store(0)
+	}
+}
+
+type errBadClass Class
+
+func (e errBadClass) Error() string {
+	return "sched: unknown class " + strconv.Itoa(int(e))
+}
