@@ -142,9 +142,13 @@ func newFile(name string, osf *os.File, s *sched.Scheduler, flag, fl int, pos in
 		smallEnd: -1,
 	}
 	f.pos.Store(pos)
-	err := f.setup(mode, fl, st)
+	err := f.open(s, f.bfd, &f.bf)
 	if err == nil {
-		err = f.open(s)
+		f.io = f.bf
+		err = f.setup(mode, fl, st)
+	}
+	if err == nil && f.iofd != f.bfd {
+		err = f.open(s, f.iofd, &f.io)
 	}
 	if err != nil {
 		if f.iofd != f.bfd {
@@ -225,24 +229,19 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 		// RWF_NOWAIT could only fail: every write waits for the disk.
 		f.pc.refuse(&f.pc.noWrite, &f.pc.writeReason, "opened with O_SYNC or O_DSYNC")
 	}
+	if err := f.bf.NowaitWritesRefused(); !f.direct && err != nil {
+		f.pc.refuse(&f.pc.noWrite, &f.pc.writeReason, "pwritev2(RWF_NOWAIT) refused on an earlier file of this scheduler: "+err.Error())
+	}
 	f.dur.init()
 	return nil
 }
 
-// open makes the scheduler's handles for the File's descriptors: one
-// for each, named after the File.
-func (f *File) open(s *sched.Scheduler) error {
-	bf, err := s.Open(f.bfd, f.name)
-	if err != nil {
-		return err
-	}
-	f.bf, f.io = bf, bf
-	if f.iofd != f.bfd {
-		if f.io, err = s.Open(f.iofd, f.name); err != nil {
-			return err
-		}
-	}
-	return nil
+// open makes the scheduler's handle for one of the File's descriptors,
+// named after the File, in *h.
+func (f *File) open(s *sched.Scheduler, fd int, h **sched.File) error {
+	sf, err := s.Open(fd, f.name)
+	*h = sf
+	return err
 }
 
 // sched returns the File's scheduler.

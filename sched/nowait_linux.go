@@ -91,6 +91,16 @@ func (f *File) WriteAtNowait(p []byte, off int64, rwf uint32) (int, error) {
 	return n, err
 }
 
+// NowaitWritesRefused returns the error with which the kernel refused a
+// pwritev2(RWF_NOWAIT) of one of the scheduler's Files, which
+// WriteAtNowait now returns at once, or nil.
+func (f *File) NowaitWritesRefused() error {
+	if e := f.s.nowaitWriteRefusal.Load(); e != 0 {
+		return syscall.Errno(e)
+	}
+	return nil
+}
+
 // NowaitRefused reports whether err from ReadAtNowait or WriteAtNowait
 // means RWF_NOWAIT cannot be used on that file at all (the filesystem
 // does not support it, no preadv2, a seccomp filter), as opposed to "not
