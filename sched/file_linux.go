@@ -165,10 +165,51 @@ func (f *File) request(op Op) *request {
 // aligned. A File whose data lives in memory (tmpfs) is read on the
 // caller, as os.File reads it: there is nothing to wait for.
 func (f *File) ReadAt(p []byte, off int64) (int, error) {
+	done := 0
+	if f.inMemory && f.s.tracer == nil && f.s.faults == nil {
+		var err error
+		if done, err = f.copyInMemory(OpRead, p, off); err == nil {
+			return done, nil
+		}
+	}
 	r := f.request(OpRead)
-	r.buf, r.off = p, off
-	return f.s.do(r)
+	r.buf, r.off, r.done = p, off, done
+	n, err := f.s.do(r)
+	return n, err
 }
+
+// copyInMemory reads or writes p at off on a File whose data lives in
+// memory, as a page-cache hit is served: on the caller, with no request,
+// counted only where page-cache hits are (a Tracer's records, which this
+// path is not taken with, as it is not with faults). It stops at the end
+// of the file (a read) and at the first error, which it leaves for the
+// scheduler's path to make again and report, from done; EINTR is retried.
+func (f *File) copyInMemory(op Op, p []byte, off int64) (done int, err error) {
+	if f.s.state.Load()&stateClosed != 0 {
+		return 0, ErrClosed
+	}
+	for done < len(p) {
+		var n int
+		if op == OpRead {
+			n, err = unix.Pread(int(f.fd), p[done:], off+int64(done))
+		} else {
+			n, err = unix.Pwrite(int(f.fd), p[done:], off+int64(done))
+		}
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			if op == OpRead && err == nil {
+				return done, nil // end of file
+			}
+			return done, errInMemory
+		}
+		done += n
+	}
+	return done, nil
+}
+
+var errInMemory = errors.New("sched: in-memory copy stopped")
 
 // WriteAt writes all of p at off, resubmitting short writes.
 func (f *File) WriteAt(p []byte, off int64) (int, error) {
@@ -182,8 +223,15 @@ func (f *File) WriteAt(p []byte, off int64) (int, error) {
 // as O_SYNC; unix.RWF_APPEND writes at the end of the file (off is then
 // ignored). A resubmitted short write keeps the flags.
 func (f *File) WriteAtFlags(p []byte, off int64, rwf uint32) (int, error) {
+	done := 0
+	if rwf == 0 && f.inMemory && f.s.tracer == nil && f.s.faults == nil {
+		var err error
+		if done, err = f.copyInMemory(OpWrite, p, off); err == nil {
+			return done, nil
+		}
+	}
 	r := f.request(OpWrite)
-	r.buf, r.off, r.rwf = p, off, rwf
+	r.buf, r.off, r.rwf, r.done = p, off, rwf, done
 	return f.s.do(r)
 }
 
