@@ -123,11 +123,6 @@ type Options struct {
 	// kernel refuses; SINGLE_ISSUER and DEFER_TASKRUN lock the loop to
 	// its thread.
 	ringFlags uint32
-
-	// noStats turns statistics off, and with them the clock reads they
-	// need (when there is no Tracer): for the benchmark that measures
-	// what they cost.
-	noStats bool
 }
 
 // defaultEntries is the in-flight bound when Options.Entries is zero. On

@@ -59,6 +59,7 @@ type Scheduler struct {
 	faults     FaultInjector // Options.Faults, for the page-cache attempts (nowait_linux.go)
 
 	// clock says requests are timed: for the statistics, or a Tracer.
+	// statsOn is always set: statistics are always on.
 	clock   bool
 	statsOn bool
 	stats   stats      // stats_linux.go
@@ -136,7 +137,7 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 		opts.Entries = defaultEntries(b)
 	}
 	s := &Scheduler{backend: b, exited: make(chan struct{}), noInline: opts.NoInline, tracer: opts.Tracer, faults: opts.Faults}
-	s.statsOn = !opts.noStats
+	s.statsOn = true
 	s.syncOnCaller = !s.noInline && !opts.Classes.Off && b != Blocking
 	s.workOnCaller = !s.noInline && b == URing
 	n := maxInline
