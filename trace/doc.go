@@ -73,8 +73,9 @@
 //     diskio.FlushTrace); (2) every DISKIO_TRACE_EVERY (default 1s, 0 for
 //     never) if anything new was recorded, so a program that returns from
 //     main or calls os.Exit loses at most that last interval; (3)
-//     whenever the program calls diskio.FlushTrace. Each file is replaced
-//     atomically. Variables size what it keeps (see Sizes).
+//     whenever the program calls diskio.FlushTrace, which also ends (1)
+//     and (2). Each file is replaced atomically. Variables size what it
+//     keeps (see Sizes); package diskio lists them all.
 //   - From a running server: package tracehttp serves captures of N
 //     seconds on demand, like net/http/pprof.
 //
