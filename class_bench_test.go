@@ -366,11 +366,11 @@ func classOptions(spec string) (sched.ClassOptions, error) {
 			case "none":
 				o.NoIoprio = true
 			case "idle":
-				o.Ioprio = [sched.NumClasses]uint16{sched.Latency: sched.IOPRIO_PRIO_VALUE(sched.IOPRIO_CLASS_BE, 0), sched.Background: sched.IOPRIO_PRIO_VALUE(sched.IOPRIO_CLASS_IDLE, 0)}
+				o.Ioprio = [sched.NumClasses]sched.Ioprio{sched.Latency: sched.MakeIoprio(sched.IoprioBestEffort, 0), sched.Background: sched.MakeIoprio(sched.IoprioIdle, 0)}
 			case "be7":
-				o.Ioprio = [sched.NumClasses]uint16{sched.Latency: sched.IOPRIO_PRIO_VALUE(sched.IOPRIO_CLASS_BE, 0), sched.Background: sched.IOPRIO_PRIO_VALUE(sched.IOPRIO_CLASS_BE, 7)}
+				o.Ioprio = [sched.NumClasses]sched.Ioprio{sched.Latency: sched.MakeIoprio(sched.IoprioBestEffort, 0), sched.Background: sched.MakeIoprio(sched.IoprioBestEffort, 7)}
 			case "rt":
-				o.Ioprio = [sched.NumClasses]uint16{sched.Latency: sched.IOPRIO_PRIO_VALUE(sched.IOPRIO_CLASS_RT, 4), sched.Background: sched.IOPRIO_PRIO_VALUE(sched.IOPRIO_CLASS_BE, 4)}
+				o.Ioprio = [sched.NumClasses]sched.Ioprio{sched.Latency: sched.MakeIoprio(sched.IoprioRealTime, 4), sched.Background: sched.MakeIoprio(sched.IoprioBestEffort, 4)}
 			default:
 				err = fmt.Errorf("prio=%s: want none, idle, be7 or rt", v)
 			}

@@ -15,8 +15,6 @@ func withOptions(f *File, err error, o options) (*File, error) {
 	if err != nil {
 		return f, err
 	}
-	f.tuning = o.tuning
-	f.dur.twoTrips = o.tuning.twoTrips
 	c := o.class
 	if c == sched.Unclassified {
 		return f, nil

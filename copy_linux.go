@@ -19,9 +19,8 @@ import (
 // cannot, and from other readers, a File copies through its own aligned
 // memory: chunks of copyChunk bytes, copyDepth of them in flight, each
 // one read and one write with no bounce (aligned offset, length and
-// memory) except at an unaligned start or end. 4 MiB x 16 beat 1 MiB x 8
-// in each of six alternating pairs of 1 GiB copies with Sync (3.4-6.3 s
-// against 5.4-9.0 s, on a disk shared with other jobs). The memory
+// memory) except at an unaligned start or end. The sizes were chosen
+// against 1 MiB x 8 (docs/2026-11-28-design-figures.md). The memory
 // (64 MiB) is the scheduler's, for the copy only.
 
 var (
@@ -46,9 +45,7 @@ func (f *File) WriteTo(w io.Writer) (int64, error) {
 	// The cursor is not held while w runs (w may be this File, or write
 	// to it): like os.File's, it moves when the copy is done.
 	off := f.pos.Load()
-	// Into anything else: a stream with reads in flight while w writes
-	// (512 MiB, cold, into an *os.File: 1.74 s and 1.25 s against
-	// os.File's copy_file_range 1.65 s and 1.51 s, alternating).
+	// Into anything else: a stream with reads in flight while w writes.
 	if f.acc == os.O_WRONLY {
 		return 0, f.pathErr("read", syscall.EBADF)
 	}
@@ -131,8 +128,8 @@ var cachedChunks = sync.Pool{New: func() any { b := make([]byte, 256<<10); retur
 // writeCachedTo is WriteTo for a page-cache file: reads of 256 KiB on the
 // caller's goroutine (page-cache hits cost a copy, misses go through the
 // ring, kernel read-ahead applies), each handed to w. A stream through
-// the ring would take every read, hits too, off the caller: io.Copy of a
-// hot 4 MiB file to io.Discard took 1.7x os.File's time that way.
+// the ring would take every read, hits too, off the caller, through the
+// loop's thread hand-offs.
 func (f *File) writeCachedTo(w io.Writer, off int64) (int64, error) {
 	bp := cachedChunks.Get().(*[]byte)
 	defer cachedChunks.Put(bp)
@@ -240,10 +237,9 @@ func copyFiles(dst, src *File) (int64, error) {
 // filesystem shares extents (XFS, btrfs) and an in-kernel copy through
 // the page cache elsewhere (ext4), which the direct path then sees as it
 // sees any other descriptor's writes (the kernel writes back a range's
-// pages before direct I/O on it). Measured against the direct chunked
-// copy (BenchmarkCopy, 1 GiB on ext4, source cold): the chunked copy
-// took 3.2x os.File's time, and 1.2x with a Sync after both, because it
-// writes every byte to the disk before it returns. ok is false when the
+// pages before direct I/O on it). The direct chunked copy is slower (it
+// writes every byte to the disk before it returns; BenchmarkCopy,
+// docs/2026-11-28-design-figures.md). ok is false when the
 // kernel refuses before copying anything (different filesystems, an old
 // kernel): the caller then copies through its own memory.
 func copyFileRange(dst, src *File, soff, doff int64) (int64, bool, error) {

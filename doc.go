@@ -99,4 +99,27 @@
 //
 // On systems other than Linux, File is a thin wrapper of *os.File, and the
 // scheduler and tracing API is there but does nothing.
+//
+// # Environment
+//
+// On Linux the package reads these variables once, when it is
+// initialised (trace_linux.go), to trace the process-wide scheduler
+// without code changes (package trace says what the files hold):
+//
+//	DISKIO_TRACE              a path prefix: record from start-up and write
+//	                          prefix.wait.pb.gz, prefix.syscalls.pb.gz,
+//	                          prefix.trace.json, prefix.jsonl, prefix.txt
+//	DISKIO_TRACE_EVERY        how often a goroutine rewrites them when
+//	                          something new was recorded (default 1s; 0: never)
+//	DISKIO_TRACE_SIGNALS      0: leave SIGINT and SIGTERM alone; otherwise
+//	                          they are caught, the files written, and the
+//	                          process dies of the signal as it would have
+//	DISKIO_TRACE_RECORDS      the recorder's sizes (trace.Config's Records,
+//	DISKIO_TRACE_STACKS       StackEvery, default 16, and Stacks)
+//	DISKIO_TRACE_STACK_TABLE
+//
+// The companions count only with DISKIO_TRACE set. FlushTrace writes the
+// files and ends the periodic writer and the signal handling. The
+// process-wide scheduler itself takes DISKIO_BACKEND and
+// DISKIO_IOWQ_MAX_WORKERS (package sched, "Environment").
 package diskio

@@ -25,8 +25,6 @@ import (
 // second write comes before the flush, it is an ordinary write and the
 // flush is issued as usual (group commit).
 type durability struct {
-	twoTrips bool // no durable write in one trip (tuning.twoTrips)
-
 	// dirtyData counts changes a fdatasync must cover, dirtyMeta those
 	// an fsync must (every change: timestamps); both count at
 	// completion. cleanData and cleanMeta are the counts the last
@@ -79,7 +77,7 @@ func (d *durability) changed() { d.record(0) }
 // the next write a durable one.
 func (d *durability) called(full bool) {
 	alone := d.busy.Add(1) == 1
-	if n := d.writes.Swap(0); n > 1 || !alone || d.twoTrips {
+	if n := d.writes.Swap(0); n > 1 || !alone {
 		d.through.Store(0)
 	} else if full {
 		d.through.Store(unix.RWF_SYNC)

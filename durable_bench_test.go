@@ -433,13 +433,13 @@ func procStatus() (threads, rss int64) {
 
 // BenchmarkWALAppend: one writer appending 100 B, 1 KiB and 64 KiB records with
 // Datasync after each, on a growing, a preallocated and a recycled file:
-// diskio, diskio without durable writes in one trip (write, then
-// fdatasync), os.File (write + fdatasync). Metric: appends/s.
+// diskio (durable writes in one trip, durability_linux.go) against
+// os.File (write, then fdatasync). Metric: appends/s.
 //
 //	go test -run '^$' -bench WALAppend -benchtime 2000x -count 2 .
 func BenchmarkWALAppend(b *testing.B) {
 	kinds := []string{"growing", "prealloc", "recycled"}
-	backends := []string{"diskio", "diskio-two-trips", "os.File"}
+	backends := []string{"diskio", "os.File"}
 	if v := os.Getenv("DISKIO_BENCH_WAL_BACKENDS"); v != "" {
 		backends = strings.Split(v, ",")
 	}
@@ -480,7 +480,7 @@ func BenchmarkWALAppend(b *testing.B) {
 						flush = func() error { return ignoringEINTR(func() error { return unix.Fdatasync(int(f.Fd())) }) }
 						done = f.Close
 					} else {
-						f, err := OpenFile(name, os.O_RDWR, 0, withTuning(tuning{twoTrips: be == "diskio-two-trips"}))
+						f, err := OpenFile(name, os.O_RDWR, 0)
 						if err != nil {
 							b.Fatal(err)
 						}

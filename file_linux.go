@@ -63,9 +63,8 @@ type File struct {
 	edgeRA   int64        // start of the window readAheadEdge last asked for (f.mixing)
 	smallEnd int64        // where the last write without a whole page ended (f.mixing)
 
-	flush  flushGroup // Sync and Datasync: group commit, sticky failure (sync_linux.go)
-	dur    durability // what a flush must still cover; durable writes in one trip (durability_linux.go)
-	tuning tuning     // paths turned off for benchmarks (options_linux.go)
+	flush flushGroup // Sync and Datasync: group commit, sticky failure (sync_linux.go)
+	dur   durability // what a flush must still cover; durable writes in one trip (durability_linux.go)
 
 	streams streamSet // open StreamReaders, ended by Close (stream_linux.go)
 	pc      pageCache // buffered files: page-cache reads and writes with RWF_NOWAIT (pagecache_linux.go)

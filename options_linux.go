@@ -5,17 +5,8 @@ package diskio
 import "github.com/diskio-go/diskio/sched"
 
 type platformOptions struct {
-	sched  *sched.Scheduler
-	class  sched.Class
-	tuning tuning
-}
-
-// tuning turns off paths the benchmarks compare against; package tests
-// set it with an Option of their own, so no package variable is flipped
-// while other Files run.
-type tuning struct {
-	noInlineWrites bool // small page-cache writes go through the scheduler (BenchmarkSmallWrites)
-	twoTrips       bool // no durable write in one trip (BenchmarkWALAppend)
+	sched *sched.Scheduler
+	class sched.Class
 }
 
 // WithScheduler sends the file's I/O through s instead of the process-wide

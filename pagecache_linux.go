@@ -279,7 +279,7 @@ func (f *File) writeCached(b []byte, off int64, rwf uint32, cursor bool) (int, e
 // writeInline makes writeCached's write on the caller's thread if it
 // reads nothing from the disk (ok), else leaves it to the caller (!ok).
 func (f *File) writeInline(b []byte, off int64, rwf uint32, cursor bool) (n int, ok bool, err error) {
-	if rwf != 0 || f.tuning.noInlineWrites || f.syncFd || len(b) > maxInlineWrite {
+	if rwf != 0 || f.syncFd || len(b) > maxInlineWrite {
 		return 0, false, nil
 	}
 	if !f.readFree(off, len(b)) {

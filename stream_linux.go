@@ -40,7 +40,7 @@ import (
 // reader needs it, as a plain ReadAt would: on an idle scheduler such a
 // read takes the idle fast path (one system call on the caller's thread),
 // where a read kept in flight through the scheduler's loop costs two
-// thread wake-ups (4 KiB reads: 0.6x of fio --iodepth=1 through the loop).
+// thread wake-ups.
 // A StreamReader is for one goroutine.
 type StreamReader struct {
 	mu       sync.Mutex // held by Read and Close, and by the File's Close ending the stream
@@ -291,8 +291,7 @@ func (r *StreamReader) advance() {
 // what 16 do. It is a power of two (the pool's size classes) no larger
 // than a third of the read-ahead, so at least three reads stay in flight
 // while the reader consumes another; large buffers are read one at a
-// time. 4 KiB x 50, alternating with fio in the testbench: reads of 16
-// and of 8 buffers scanned at the same speed, 16 with less CPU.
+// time (docs/2026-11-28-design-figures.md has 16 against 8).
 func streamGroup(o StreamOptions) int {
 	n := min(o.ReadAhead/3, maxGroupRead/o.BufferSize)
 	if n <= 1 {

@@ -23,13 +23,22 @@ var tracing struct {
 	rec     *trace.Recorder
 	prefix  string // DISKIO_TRACE: where the files go; empty without it
 	written uint64 // records written when the files were last written
+
+	// What DISKIO_TRACE runs in the background until FlushTrace: stop
+	// ends the periodic writer and the signal handler (nil once closed,
+	// or when none runs); sigc is the handler's signal.Notify channel.
+	stop chan struct{}
+	sigc chan os.Signal
+	bg   sync.WaitGroup // the periodic writer and the signal handler
 }
 
 func init() {
-	if p := os.Getenv("DISKIO_TRACE"); p != "" {
-		if err := traceFromEnv(p); err != nil {
-			fmt.Fprintln(os.Stderr, "diskio: DISKIO_TRACE:", err)
-		}
+	env, err := traceFromEnv()
+	if env.prefix != "" {
+		err = errors.Join(err, startEnvTrace(env))
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "diskio: DISKIO_TRACE:", err)
 	}
 }
 
@@ -66,11 +75,21 @@ func Tracing() *trace.Recorder {
 }
 
 // FlushTrace writes the DISKIO_TRACE files now, with everything the
-// recorder holds. Without DISKIO_TRACE it does nothing. Call it (or defer
-// it in main) where the program ends normally: Go runs nothing at exit.
+// recorder holds, and ends what DISKIO_TRACE runs in the background: the
+// periodic writer stops, and SIGINT and SIGTERM are the program's again.
+// Without DISKIO_TRACE it does nothing. Call it (or defer it in main)
+// where the program ends normally: Go runs nothing at exit. Calling it
+// again writes what was recorded since.
 func FlushTrace() error {
 	tracing.mu.Lock()
 	defer tracing.mu.Unlock()
+	if tracing.stop != nil {
+		close(tracing.stop)
+		tracing.stop = nil
+		if tracing.sigc != nil {
+			signal.Stop(tracing.sigc)
+		}
+	}
 	return flushTraceLocked(false)
 }
 
@@ -88,14 +107,29 @@ func flushTraceLocked(onlyNew bool) error {
 	return snap.WriteFiles(tracing.prefix)
 }
 
-// traceFromEnv sets up DISKIO_TRACE=prefix (see the package trace
-// documentation for the variables and when the files are written).
-func traceFromEnv(prefix string) error {
-	abs, err := filepath.Abs(prefix) // the program may change directory
-	if err != nil {
-		return err
+// envTrace is what the DISKIO_TRACE variables ask for.
+type envTrace struct {
+	prefix  string        // DISKIO_TRACE, absolute; empty: no tracing
+	cfg     trace.Config  // DISKIO_TRACE_RECORDS, _STACKS, _STACK_TABLE
+	every   time.Duration // DISKIO_TRACE_EVERY; 0: never
+	signals bool          // DISKIO_TRACE_SIGNALS is not 0
+}
+
+// traceFromEnv reads the variables listed under Environment in the
+// package documentation; it is the only place this package reads the
+// environment. A variable it cannot use is named in the error and left at
+// its default.
+func traceFromEnv() (envTrace, error) {
+	e := envTrace{cfg: trace.Config{StackEvery: 16}, every: time.Second}
+	p := os.Getenv("DISKIO_TRACE")
+	if p == "" {
+		return e, nil
 	}
-	cfg := trace.Config{StackEvery: 16}
+	abs, err := filepath.Abs(p) // the program may change directory
+	if err != nil {
+		return e, err
+	}
+	e.prefix = abs
 	var errs []error
 	envInt := func(name string, dst *int) {
 		if v := os.Getenv(name); v != "" {
@@ -107,29 +141,48 @@ func traceFromEnv(prefix string) error {
 			*dst = n
 		}
 	}
-	envInt("DISKIO_TRACE_RECORDS", &cfg.Records)
-	envInt("DISKIO_TRACE_STACKS", &cfg.StackEvery)
-	envInt("DISKIO_TRACE_STACK_TABLE", &cfg.Stacks)
-	every := time.Second
+	envInt("DISKIO_TRACE_RECORDS", &e.cfg.Records)
+	envInt("DISKIO_TRACE_STACKS", &e.cfg.StackEvery)
+	envInt("DISKIO_TRACE_STACK_TABLE", &e.cfg.Stacks)
 	if v := os.Getenv("DISKIO_TRACE_EVERY"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
 			errs = append(errs, fmt.Errorf("DISKIO_TRACE_EVERY=%q: want a duration such as 1s, or 0 (ignored)", v))
 		} else {
-			every = d
+			e.every = d
 		}
 	}
-	rec, err := StartTracing(cfg)
-	if err != nil {
-		return errors.Join(append(errs, err)...)
+	e.signals = os.Getenv("DISKIO_TRACE_SIGNALS") != "0"
+	return e, errors.Join(errs...)
+}
+
+// startEnvTrace starts what e asks for: the process-wide scheduler with a
+// recorder, a goroutine writing the files every e.every while records
+// arrive, and one catching SIGINT and SIGTERM, both until FlushTrace.
+func startEnvTrace(e envTrace) error {
+	if _, err := StartTracing(e.cfg); err != nil {
+		return err
 	}
 	tracing.mu.Lock()
-	tracing.prefix = abs
-	tracing.mu.Unlock()
-	_ = rec
-	if every > 0 {
+	defer tracing.mu.Unlock()
+	tracing.prefix = e.prefix
+	if e.every <= 0 && !e.signals {
+		return nil
+	}
+	stop := make(chan struct{})
+	tracing.stop = stop
+	if e.every > 0 {
+		tracing.bg.Add(1)
 		go func() {
-			for range time.Tick(every) {
+			defer tracing.bg.Done()
+			t := time.NewTicker(e.every)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+				}
 				tracing.mu.Lock()
 				err := flushTraceLocked(true)
 				tracing.mu.Unlock()
@@ -139,12 +192,23 @@ func traceFromEnv(prefix string) error {
 			}
 		}()
 	}
-	if os.Getenv("DISKIO_TRACE_SIGNALS") != "0" {
+	if e.signals {
 		c := make(chan os.Signal, 1)
+		tracing.sigc = c
 		signal.Notify(c, syscall.SIGINT, syscall.SIGTERM)
+		tracing.bg.Add(1)
 		go func() {
-			sig := <-c
-			if err := FlushTrace(); err != nil {
+			defer tracing.bg.Done()
+			var sig os.Signal
+			select {
+			case <-stop:
+				return
+			case sig = <-c:
+			}
+			tracing.mu.Lock()
+			err := flushTraceLocked(false)
+			tracing.mu.Unlock()
+			if err != nil {
 				fmt.Fprintln(os.Stderr, "diskio: DISKIO_TRACE:", err)
 			}
 			// Die of the signal as the program would have without us.
@@ -152,5 +216,5 @@ func traceFromEnv(prefix string) error {
 			syscall.Kill(os.Getpid(), sig.(syscall.Signal))
 		}()
 	}
-	return errors.Join(errs...)
+	return nil
 }

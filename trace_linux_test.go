@@ -52,6 +52,40 @@ func TestTraceEnvChild(t *testing.T) {
 		time.Sleep(300 * time.Millisecond) // then return: no flush at exit
 	case "flush":
 		require.NoError(t, FlushTrace())
+	case "stop":
+		// FlushTrace ends the periodic writer and the signal handler.
+		require.NoError(t, FlushTrace())
+		ended := make(chan struct{})
+		go func() { tracing.bg.Wait(); close(ended) }()
+		select {
+		case <-ended:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the DISKIO_TRACE goroutines still run after FlushTrace")
+		}
+		jsonl := os.Getenv("DISKIO_TRACE") + trace.SuffixJSONL
+		flushed, err := os.ReadFile(jsonl)
+		require.NoError(t, err)
+		f, err := Open(filepath.Join(os.Getenv("DISKIO_TRACE_TEST_DIR"), "data"))
+		require.NoError(t, err)
+		for i := range 16 {
+			_, err := f.ReadAt(p, int64(i)*4096)
+			require.NoError(t, err)
+		}
+		require.NoError(t, f.Close())
+		time.Sleep(200 * time.Millisecond) // 10 periods of DISKIO_TRACE_EVERY
+		now, err := os.ReadFile(jsonl)
+		require.NoError(t, err)
+		require.Equal(t, flushed, now, "the files were written after FlushTrace")
+		// Another FlushTrace writes what was recorded since.
+		require.NoError(t, FlushTrace())
+		now, err = os.ReadFile(jsonl)
+		require.NoError(t, err)
+		require.NotEqual(t, flushed, now)
+		// SIGTERM is the program's again: nothing catches it, so the
+		// parent's kills the process.
+		os.Stdout.WriteString("ready\n")
+		time.Sleep(time.Minute)
+		t.Fatal("not killed: SIGTERM still caught")
 	}
 }
 
@@ -96,6 +130,22 @@ func TestTraceEnv(t *testing.T) {
 		cmd, prefix := traceChild(t, "flush", "DISKIO_TRACE_EVERY=0", "DISKIO_TRACE_SIGNALS=0")
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "%s", out)
+		checkTraceFiles(t, prefix)
+	})
+	t.Run("stop", func(t *testing.T) {
+		cmd, prefix := traceChild(t, "stop", "DISKIO_TRACE_EVERY=20ms")
+		out, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		cmd.Stderr = os.Stderr
+		require.NoError(t, cmd.Start())
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		require.Equal(t, "ready\n", line)
+		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+		err = cmd.Wait()
+		var exit *exec.ExitError
+		require.True(t, errors.As(err, &exit), "%v", err)
+		ws := exit.Sys().(syscall.WaitStatus)
+		require.True(t, ws.Signaled() && ws.Signal() == syscall.SIGTERM, "child did not die of SIGTERM: %v", err)
 		checkTraceFiles(t, prefix)
 	})
 	t.Run("sizes", func(t *testing.T) {

@@ -16,17 +16,15 @@ import (
 // writing a file), on a new file, on a recycled one (written, synced
 // and dropped from the page cache before) and on a new file opened
 // O_APPEND (the kernel's appends), through a File and through
-// os.File, with a Datasync at the end; diskio-ring sends every edge write
-// through the scheduler (tuning.noInlineWrites). Unaligned records take the
-// File's page-cache edge path; the 10 KiB ones also write whole pages
-// directly.
+// os.File, with a Datasync at the end. Unaligned records take the File's
+// page-cache edge path; the 10 KiB ones also write whole pages directly.
 // The metric is MB/s, the end's Datasync included.
 //
 //	go test -run '^$' -bench SmallWrites -benchtime 20000x -count 2 .
 func BenchmarkSmallWrites(b *testing.B) {
 	for _, kind := range []string{"new", "recycled", "append"} {
 		for _, size := range []int{100, 1024, 10 << 10} {
-			for _, be := range []string{"diskio", "diskio-ring", "os.File"} {
+			for _, be := range []string{"diskio", "os.File"} {
 				b.Run(fmt.Sprintf("%s/%d/%s", kind, size, be), func(b *testing.B) {
 					name := filepath.Join(benchDir(b), "log")
 					os.Remove(name)
@@ -65,7 +63,7 @@ func BenchmarkSmallWrites(b *testing.B) {
 						}
 						f, flush = o, func() error { return unix.Fdatasync(int(o.Fd())) }
 					} else {
-						d, err := OpenFile(name, flag, 0o644, withTuning(tuning{noInlineWrites: be != "diskio"}))
+						d, err := OpenFile(name, flag, 0o644)
 						if err != nil {
 							b.Fatal(err)
 						}

@@ -63,7 +63,7 @@ func (f *File) Write(b []byte) (int, error) {
 // end of this write, unless another descriptor appended in between.
 func (f *File) appendWrite(b []byte) (int, error) {
 	rwf := f.dur.take()
-	if rwf == 0 && !f.tuning.noInlineWrites && !f.syncFd {
+	if rwf == 0 && !f.syncFd {
 		n, pos, err := f.appendInline(b)
 		f.dur.done(rwf)
 		if pos >= 0 {
@@ -319,7 +319,7 @@ func (f *File) writeBlocks(b []byte, off int64, rwf uint32) (int, error) {
 func (f *File) writeBuffered(b []byte, off int64, rwf uint32, ahead bool) (int, error) {
 	f.mixing.Lock()
 	defer f.mixing.Unlock()
-	inline := rwf == 0 && !f.tuning.noInlineWrites && !f.syncFd
+	inline := rwf == 0 && !f.syncFd
 	small := ahead && off == f.smallEnd
 	if ahead {
 		f.smallEnd = off + int64(len(b))

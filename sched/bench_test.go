@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -176,106 +174,6 @@ func BenchmarkNop(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 		})
 	}
-}
-
-// BenchmarkStatsCost measures what the statistics cost (with the clock
-// reads they need, and the slow-request checks that use them): 4 KiB random O_DIRECT reads from 128 goroutines, as
-// in BenchmarkRandRead4K, through two io_uring schedulers in one process,
-// one with statistics and one without, in alternating rounds of b.N reads
-// (the order swapped every round). It reports each one's median IOPS and
-// CPU per read (the whole process's), and the median of the per-round
-// IOPS ratios:
-//
-//	DISKIO_BENCH_ROUNDS=10 go test -run '^$' -bench StatsCost -benchtime 100000x ./sched/
-func BenchmarkStatsCost(b *testing.B) {
-	rounds := benchRounds(b, 6)
-	on := newSched(b, URing, Options{})
-	off := newSched(b, URing, Options{noStats: true})
-	f := openBench(b)
-	fd := int(f.Fd())
-	bufs := testenv.AlignedBuf(b, 128*blockSize)
-	size := benchSize()
-	cpu := func() time.Duration {
-		var ru unix.Rusage
-		unix.Getrusage(unix.RUSAGE_SELF, &ru)
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
-	var cpuOn, cpuOff []float64 // µs of CPU per read
-	run := func(s *Scheduler, n int) float64 {
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		start, c0 := time.Now(), cpu()
-		defer func() {
-			us := float64((cpu() - c0).Nanoseconds()) / 1e3 / float64(n)
-			if s == on {
-				cpuOn = append(cpuOn, us)
-			} else {
-				cpuOff = append(cpuOff, us)
-			}
-		}()
-		for g := range 128 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				rng := bench.NewRand(uint64(g) + uint64(start.UnixNano()))
-				p := bufs[g*blockSize : (g+1)*blockSize]
-				for next.Add(1) <= int64(n) {
-					off := rng.Offset(size, blockSize)
-					if k, err := s.ReadAt(fd, p, off); k != blockSize {
-						panic(fmt.Sprintf("read at %d: %d, %v", off, k, err))
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		return float64(n) / time.Since(start).Seconds()
-	}
-	run(on, 10000) // warm both up
-	run(off, 10000)
-	cpuOn, cpuOff = nil, nil
-	b.ReportAllocs()
-	b.ResetTimer()
-	var ion, ioff, ratio []float64
-	for i := range rounds {
-		var a, c float64
-		if i%2 == 0 {
-			a, c = run(on, b.N), run(off, b.N)
-		} else {
-			c, a = run(off, b.N), run(on, b.N)
-		}
-		ion, ioff, ratio = append(ion, a), append(ioff, c), append(ratio, a/c)
-	}
-	b.StopTimer()
-	b.ReportMetric(median(ion), "IOPS-stats")
-	b.ReportMetric(median(ioff), "IOPS-nostats")
-	b.ReportMetric(median(ratio), "ratio")
-	b.ReportMetric(median(cpuOn), "cpu-us/op-stats")
-	b.ReportMetric(median(cpuOff), "cpu-us/op-nostats")
-	b.Logf("per round, stats/no stats: %.3f", ratio)
-}
-
-// benchRounds is DISKIO_BENCH_ROUNDS, or def.
-func benchRounds(b *testing.B, def int) int {
-	if s := os.Getenv("DISKIO_BENCH_ROUNDS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			b.Fatalf("DISKIO_BENCH_ROUNDS=%q: want a count", s)
-		}
-		return n
-	}
-	return def
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // BenchmarkOnCaller is what a request on the idle fast path costs besides

@@ -16,12 +16,10 @@ import (
 //     queued or in flight (waking the sleeping loop, and the loop waking
 //     the caller, would cost two thread wake-ups);
 //   - a latency-class sync (Fdatasync, Fsync), whatever is in flight. A
-//     sync always holds a thread while the disk flushes: through the ring
-//     one of io_uring's workers, here the caller's. Here it also skips two
-//     hand-offs through the loop, which on a busy machine each wait for a
-//     P: in Pebble's YCSB E (64 goroutines scanning cached blocks, 2 Ps)
-//     a synced insert's p50 went from 8.8-15 ms to 5.4-6.0 ms, and its
-//     p99 from 6.2x the default file system's to 1.9-2.6x (2026-11-27);
+//     sync holds a thread while the disk flushes either way (through the
+//     ring one of io_uring's workers, here the caller's); here it also
+//     skips two hand-offs through the loop, which on a busy machine each
+//     wait for a P;
 //   - on io_uring, work the ring would hand to one of its worker threads:
 //     fsync, fdatasync, fallocate and unlink (blocksWorker), and a write
 //     of the latency or background class that the kernel cannot start
@@ -34,34 +32,24 @@ import (
 //     one in nowaitProbe, which tries the ring again (class_linux.go).
 //     Only calls that wait do so (WriteAt, WriteAtClass, a File's
 //     writes): a started Call or a Batch keeps its caller going, so its
-//     writes go to the workers as before. Through a worker such work held
-//     a thread as long, and the loop had to lock itself to one thread so
-//     that the ring kept a single worker pool, which started the
-//     runtime's template thread too.
+//     writes go to the workers. Through a worker such work would hold a
+//     thread as long, and the loop would have to lock itself to one
+//     thread so that the ring keeps a single worker pool, which starts
+//     the runtime's template thread too.
 //
 // Once something has gone to the workers (the loop locked itself for it),
 // the third kind goes there too: the pool is there, and work for it adds
-// no thread beyond the cap, where callers' places would add theirs
-// (TestWriterThreadsBounded: 64 unclassified writers extending their files
-// and syncing them peaked at 14 threads, the limit, with syncs on callers
-// beside 4 workers).
+// no thread beyond the cap, where callers' places would add theirs.
 //
 // Unclassified writes still go to the workers when they would block, as
 // they did before classes (a program that classifies its files says what
 // they are; one that does not gets the ring's behaviour): where many
 // goroutines write one file and sync it (group commit), io_uring's worker
-// runs the writes back to back while the syncs run beside them, and its
-// syncs then cover many writes each. 64 goroutines each writing 4 KiB to
-// one new O_DIRECT file and syncing it (2026-11-27): 2.0-2.4x os.File
-// through the workers; with the writes on callers, 0.48-0.61x with a
-// place per write (contending for the inode's lock), 0.55x one place at a
-// time, 0.46-0.80x queued in one place per file (onCaller), and 0.55-0.57x
-// with each caller making its own (os.File's way): the syncs, each quick
-// on its own thread, ran back to back and covered 1.3-1.6 writes each
-// (2,502-3,037 syncs for 4,096 writes, against 278 through the workers).
-// Classified files are an engine's: a WAL written by one flusher, tables
-// written front to back by a flush or a compaction, which rarely have many
-// writers per file.
+// runs the writes back to back while the syncs run beside them, so each
+// sync covers many writes; made by their callers, quick syncs run back to
+// back and each covers one or two. Classified files are an engine's: a WAL
+// written by one flusher, tables written front to back by a flush or a
+// compaction, which rarely have many writers per file.
 //
 // The first two share maxInline places, but for work of the third kind
 // on io_uring (syncs included), which takes only its own places, so that
@@ -78,10 +66,11 @@ import (
 // every quarter of the threshold it reports the requests in places that
 // are due, as the loop reports its own (so within 1.25x the threshold),
 // and it disarms itself once it finds no place in use. A request on its
-// caller pays two uncontended locks and an atomic load for it:
-// BenchmarkOnCaller 121-162 ns a request against 115-123 ns with no
-// watch, where a timer armed and stopped per request took 237-259 ns
-// (2026-11-27, alternating builds).
+// caller pays two uncontended locks and an atomic load for it, not a
+// timer of its own.
+//
+// The measurements behind these choices are in
+// docs/2026-11-28-design-figures.md.
 
 // callerPlace is one of the places where a request runs on its caller.
 type callerPlace struct {

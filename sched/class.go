@@ -40,18 +40,28 @@ func (c Class) String() string {
 	return "class?"
 }
 
-// Kernel I/O priorities (include/uapi/linux/ioprio.h): a class in the top
-// three bits of 16, a level (0 highest, 7 lowest) below.
+// Ioprio is a kernel I/O priority (ioprio_set(2)) as a request carries
+// it: a class in the top three bits of 16, a level below. The zero value
+// is none: the request takes its process's priority.
+type Ioprio uint16
+
+// IoprioClass is a kernel I/O priority class (include/uapi/linux/ioprio.h).
+type IoprioClass uint16
+
 const (
-	IOPRIO_CLASS_NONE  = 0
-	IOPRIO_CLASS_RT    = 1 // real time: needs CAP_SYS_ADMIN or CAP_SYS_NICE
-	IOPRIO_CLASS_BE    = 2 // best effort, the default
-	IOPRIO_CLASS_IDLE  = 3 // served when no other class waits
-	IOPRIO_CLASS_SHIFT = 13
+	IoprioRealTime   IoprioClass = 1 // served before the others; needs CAP_SYS_ADMIN or CAP_SYS_NICE
+	IoprioBestEffort IoprioClass = 2 // the kernel's default class
+	IoprioIdle       IoprioClass = 3 // served when no other class waits
 )
 
-// IOPRIO_PRIO_VALUE is the kernel's macro: class and level as one value.
-func IOPRIO_PRIO_VALUE(class, data uint16) uint16 { return class<<IOPRIO_CLASS_SHIFT | data }
+// ioprioClassShift is IOPRIO_CLASS_SHIFT: where the class starts.
+const ioprioClassShift = 13
+
+// MakeIoprio returns the priority of class at level, 0 the highest and 7
+// the lowest: the kernel's IOPRIO_PRIO_VALUE(class, level).
+func MakeIoprio(class IoprioClass, level uint16) Ioprio {
+	return Ioprio(class)<<ioprioClassShift | Ioprio(level)
+}
 
 // ClassOptions configure how the scheduler orders classes
 // (Options.Classes). The zero value is the default policy.
@@ -85,38 +95,28 @@ type ClassOptions struct {
 	Hold time.Duration
 	// MinBackground is the bound's floor (default 1).
 	MinBackground int
-	// Ioprio is the kernel I/O priority (IOPRIO_PRIO_VALUE) each class's
-	// reads and writes carry, in the io_uring SQE's ioprio or AIO's
-	// aio_reqprio; 0 keeps the process's. The zero array means
-	// DefaultIoprio. Schedulers that honour it: mq-deadline (by class
-	// only: RT before BE before IDLE), bfq (classes and levels as
-	// weights); none and kyber ignore it. Syncs carry none: the journal
-	// writes of an fsync are the filesystem's.
-	Ioprio [NumClasses]uint16
+	// Ioprio is the kernel I/O priority (MakeIoprio) each class's reads
+	// and writes carry, in the io_uring SQE's ioprio or AIO's
+	// aio_reqprio; 0 keeps the process's. The default, the zero array,
+	// gives no class a priority of its own: every request keeps the
+	// process's. (An idle background class can wait seconds behind
+	// busier ones on mq-deadline; docs/2026-11-28-design-figures.md.)
+	// Schedulers that honour it: mq-deadline (by class only: RT before
+	// BE before IDLE), bfq (classes and levels as weights); none and
+	// kyber ignore it. Syncs carry none: the journal writes of an fsync
+	// are the filesystem's.
+	Ioprio [NumClasses]Ioprio
 	// NoIoprio leaves every request at the process's priority.
 	NoIoprio bool
 }
 
-// The defaults of ClassOptions, from the conflict benchmark
-// (BenchmarkCommitBesideReads: one writer appending 4 KiB with Datasync
-// each beside 32 cold random readers; docs/2026-11-25-io-classes.md).
-// With Goal 200µs the commit's median beside the readers fell from
-// 833-1057µs (classes off) to 640-674µs and the commit rate rose 6-39%,
-// the readers keeping 0.69-0.73x of their throughput alone (0.86x with
-// classes off); the p99 stayed at ~4x its value alone either way, as the
-// device makes it (fio: 4.3x with two reads in flight). 400µs and 1ms
-// hardly bound on that disk; 50µs took the readers to 0.23x. Hold was
-// not varied.
+// The defaults of ClassOptions: Goal, the device time background requests
+// aim at while latency work waits, and Hold, how long the bound stays
+// after the last latency request. They were chosen with
+// BenchmarkCommitBesideReads (a committing writer beside cold random
+// readers); the figures are in docs/2026-11-25-io-classes.md and
+// docs/2026-11-28-design-figures.md.
 const (
 	DefaultGoal = 200 * time.Microsecond
 	DefaultHold = 2 * time.Millisecond
 )
-
-// DefaultIoprio is ClassOptions.Ioprio's default: none of its own for
-// any class. Measured (BenchmarkCommitBesideReads, mq-deadline): the
-// readers at IOPRIO_CLASS_IDLE gave the best commit median (498-552µs)
-// and rate, the same p99, and halved the readers (0.50-0.57x), and IDLE
-// requests can wait up to mq-deadline's prio_aging_expire (10s) behind
-// busier classes; BE level 7 changed nothing (mq-deadline orders by
-// class only).
-var DefaultIoprio = [NumClasses]uint16{}

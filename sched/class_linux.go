@@ -84,14 +84,14 @@ func newClassPolicy(o ClassOptions, entries int) classPolicy {
 }
 
 // prios returns the ioprio of each class for the queues.
-func (o ClassOptions) prios() [NumClasses]uint16 {
+func (o ClassOptions) prios() (p [NumClasses]uint16) {
 	if o.Off || o.NoIoprio {
-		return [NumClasses]uint16{}
+		return p
 	}
-	if o.Ioprio == ([NumClasses]uint16{}) {
-		return DefaultIoprio
+	for c, v := range o.Ioprio {
+		p[c] = uint16(v)
 	}
-	return o.Ioprio
+	return p
 }
 
 // latencyWaits reports whether latency work is queued, in flight (in the

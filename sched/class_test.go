@@ -138,9 +138,9 @@ func TestClassesOff(t *testing.T) {
 func TestIoprioReachesKernel(t *testing.T) {
 	for _, b := range []Backend{URing, AIO} {
 		t.Run(string(b), func(t *testing.T) {
-			s := newSched(t, b, Options{NoInline: true, Classes: ClassOptions{Ioprio: [NumClasses]uint16{
-				Latency:    IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, 0),
-				Background: IOPRIO_PRIO_VALUE(7, 0),
+			s := newSched(t, b, Options{NoInline: true, Classes: ClassOptions{Ioprio: [NumClasses]Ioprio{
+				Latency:    MakeIoprio(IoprioBestEffort, 0),
+				Background: MakeIoprio(7, 0),
 			}}})
 			f := testenv.DirectFile(t)
 			fd := int(f.Fd())

@@ -14,7 +14,7 @@
 // New starts io_uring (Linux 5.6+), else Linux AIO, else the blocking
 // backend (pread and pwrite on the caller's thread, what os.File does),
 // and keeps why it skipped the earlier ones (FallbackReason).
-// Options.Backend or DISKIO_BACKEND=uring|aio|blocking forces one. Linux
+// Options.Backend forces one (DISKIO_BACKEND for Default's). Linux
 // AIO is asynchronous only for O_DIRECT files: on buffered files a
 // page-cache miss blocks the loop. Default returns the process-wide
 // scheduler, started on first use.
@@ -85,4 +85,20 @@
 // transfers, delays and failed flushes into every attempt on every path
 // a request takes (Path: the kernel queue, the caller's thread, the page
 // cache), for tests; it changes no path.
+//
+// # Environment
+//
+// New reads no environment. The process-wide scheduler (Default), which
+// package diskio's Files use unless opened with a scheduler of their
+// own, starts with OptionsFromEnv's Options, and so with these variables:
+//
+//	DISKIO_BACKEND           uring, aio or blocking: Options.Backend
+//	                         (unset: Auto, the first of them that starts)
+//	DISKIO_IOWQ_MAX_WORKERS  a positive count, or negative for the
+//	                         kernel's limits: Options.IOWQMaxWorkers
+//	                         (unset: 4)
+//
+// A value it cannot use makes Default return an error naming it.
+// Package diskio reads DISKIO_TRACE and its companions (see its
+// documentation).
 package sched

@@ -89,9 +89,9 @@ func (s *Scheduler) wakeLoop() {
 	// would have to reach 2^64-2), but it wakes the loop's thread, and on
 	// a busy machine the kernel may run that thread first and put this
 	// one aside. An ordinary system call would let the runtime take the
-	// P meanwhile and start another thread to run it (measured in
-	// contrib/pebblevfs's YCSB E phase: 745 of 13,786 wake-ups, p50
-	// 12 µs, p99 189 µs); a raw one keeps the P with its caller.
+	// P meanwhile and start another thread to run it (it did, in
+	// contrib/pebblevfs's YCSB runs: docs/2026-11-28-design-figures.md);
+	// a raw one keeps the P with its caller.
 	for {
 		_, _, errno := unix.RawSyscall(unix.SYS_WRITE, uintptr(s.efd), uintptr(unsafe.Pointer(&one[0])), uintptr(len(one)))
 		if errno != unix.EINTR {

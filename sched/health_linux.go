@@ -29,7 +29,7 @@ type PlaceStats struct {
 
 // scanStalls publishes the first submission of the oldest request the
 // loop holds that was reported slow (stats.stallSince). It scans the
-// slots (Options.Entries, ~1µs for 1,024): it runs when a slow check
+// slots (Options.Entries of them): it runs when a slow check
 // reported a request, and after a batch that completed a request
 // reported slow.
 func (l *loop) scanStalls() {

@@ -139,9 +139,8 @@ func (s *Scheduler) runTimed(r *request, start int64) (end int64) {
 // maxInline is how many requests may run on their callers at once
 // (caller_linux.go). Each holds an OS thread in pread, as os.File would, so it must stay a
 // small constant: two lets a pair of goroutines run at os.File's speed
-// (one alone made the second cross threads three times: 0.4x os.File at
-// 2 goroutines, against 0.8-0.9x with two; four gained little more and
-// cost two more threads).
+// (with one, the second crosses threads); more cost threads for little
+// (docs/2026-11-28-design-figures.md).
 const maxInline = 2
 
 // ReadAt reads len(p) bytes at off from fd, resubmitting short reads until

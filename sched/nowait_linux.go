@@ -44,7 +44,10 @@ func (f *File) ReadAtNowait(p []byte, off int64) (int, error) {
 	s := f.s
 	if !f.missed.Load() && s.tracer == nil && s.faults == nil && uint(len(p)-1) < rawNowaitMax {
 		// The common case, a hit with nothing to report: no clock,
-		// no hooks, the iovec on the stack, one raw system call.
+		// no hooks, the iovec on the stack, one raw system call (see
+		// nowait for the general case), so that a hit costs little
+		// more than the preadv2 (BenchmarkPageCacheHit in the root
+		// package; docs/2026-11-28-design-figures.md).
 		if s.state.Load()&stateClosed != 0 {
 			return 0, ErrClosed
 		}
@@ -180,10 +183,9 @@ func (s *Scheduler) nowait(op Op, fd int32, p []byte, off int64, rwf uint32, raw
 // rwv2 is preadv2 or pwritev2 (nr) of one buffer. The iovec lives on the
 // stack: x/sys/unix's Preadv2 allocates one per call, which a page-cache
 // hit (about a microsecond) would feel. raw makes the call without
-// telling the runtime (see rawNowaitMax). It is small enough to inline:
-// calling syscall.RawSyscall6 directly rather than x/sys/unix's (an
-// assembly jump to it) saved 0.03-0.04 of os.File's CPU per hit in
-// BenchmarkPageCacheHit (two runs each, 2026-11-23).
+// telling the runtime (see rawNowaitMax). It is small enough to inline,
+// and calls syscall.RawSyscall6 directly rather than x/sys/unix's (an
+// assembly jump to it), which a hit feels too.
 func rwv2(nr uintptr, fd int, b []byte, off int64, flags uint32, raw bool) (int, syscall.Errno) {
 	iov := unix.Iovec{Base: unsafe.SliceData(b)}
 	iov.SetLen(len(b))
@@ -204,14 +206,13 @@ func rwv2(nr uintptr, fd int, b []byte, off int64, flags uint32, raw bool) (int,
 // runtime it is in a system call (RawSyscall6: no entersyscall, so the
 // runtime never hands the P to a new thread during it), when a hit is
 // expected. A hit does not wait for the disk or for locks; what is left is
-// the copy (a few µs for 64 KiB). Under CPU contention a descheduled
-// thread in an ordinary system call makes the runtime start another
-// (measured: 12-22 threads for 8-128 goroutines of page-cache hits on a
-// loaded 2-core VM, os.File's pread too); raw, the process stays at 5-6.
-// A miss is different: it submits the read-ahead from the calling thread,
-// which can sleep (measured raw on a cold file at 128 goroutines: 0.2-0.4x
-// the IOPS of the ordinary entry), hence expectHit. Larger copies take
-// long enough that holding the P would delay other goroutines and the GC.
+// the copy. Under CPU contention a descheduled thread in an ordinary
+// system call makes the runtime start another (os.File's pread too);
+// raw, the process keeps its threads. A miss is different: it submits the
+// read-ahead from the calling thread, which can sleep, and raw it would
+// hold the P meanwhile, hence expectHit. Larger copies take long enough
+// that holding the P would delay other goroutines and the GC. (Figures:
+// docs/2026-11-28-design-figures.md.)
 const rawNowaitMax = 64 << 10
 
 // inlineAgain is how many attempts WriteAtInline makes of a write the

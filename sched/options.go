@@ -17,8 +17,8 @@ const (
 // Options configure a Scheduler. The zero value is a sane default.
 type Options struct {
 	// Backend forces a kernel interface; Auto tries uring, then aio,
-	// then blocking. The DISKIO_BACKEND environment variable, when set,
-	// applies to Default and to Auto.
+	// then blocking. Default's scheduler takes it from DISKIO_BACKEND
+	// (OptionsFromEnv).
 	Backend Backend
 	// Entries bounds the requests in flight in the kernel (default 1024
 	// on io_uring, 256 on Linux AIO, whose contexts draw on the
@@ -26,10 +26,9 @@ type Options struct {
 	Entries int
 	// Spin is how long the loop keeps polling for completions and new
 	// requests after its last progress before it sleeps in the kernel
-	// (default 20µs; negative: never spin). Sleeping and being woken
-	// costs 10-25µs of latency on a VM; spinning costs at most Spin of
-	// CPU after the last request or completion (docs/scheduler.md has
-	// what longer spins gave).
+	// (default 20µs; negative: never spin): at most Spin of CPU after
+	// the last request or completion, against the latency of a sleep
+	// and a wake-up in the kernel (docs/scheduler.md).
 	Spin time.Duration
 	// NoInline disables the idle fast path: a request that arrives while
 	// the scheduler has nothing queued or in flight is normally issued
@@ -62,30 +61,17 @@ type Options struct {
 	// (default 256; negative: none); see RegisterFile.
 	FixedFiles int
 	// IOWQMaxWorkers caps io_uring's worker threads, bounded and
-	// unbounded each (IORING_REGISTER_IOWQ_MAX_WORKERS): the threads
-	// that run what cannot complete without blocking (fsync, fallocate,
-	// unlink, writes that extend a file, buffered writes). Default 4, or
-	// DISKIO_IOWQ_MAX_WORKERS; negative: the kernel's limits (4 x CPUs
-	// bounded). Fixed reports what the kernel accepted.
+	// unbounded each (IORING_REGISTER_IOWQ_MAX_WORKERS), which run what
+	// cannot complete without blocking (fsync, fallocate, unlink, writes
+	// that extend a file, buffered writes). Default 4 (Default's
+	// scheduler: DISKIO_IOWQ_MAX_WORKERS); negative: the kernel's limits
+	// (4 x CPUs bounded). Fixed reports what the kernel accepted.
 	//
-	// Unless NoInline is set, syncs, fallocate and unlink do not go to
-	// the workers, nor do writes of the latency and background classes
-	// (SetClass) that would block: they run on their caller's thread, as
-	// os.File runs them, and this is how many such calls run at once
-	// (the default 4 when negative); the others wait, parked, and a
-	// latency-class one is next (started Calls and Batches, whose
-	// callers go on, still use the workers). Such a write goes to the
-	// ring with RWF_NOWAIT and comes back to its caller only if the
-	// kernel would block (an O_DIRECT overwrite of written blocks
-	// completes in the ring). Through a worker the work held a thread
-	// too, and each handoff through the loop waited for a P; when
-	// nothing goes to a worker, the loop never locks itself to its
-	// thread, which spares the runtime's template thread as well.
-	// Unclassified writes that would block still go to the workers,
-	// which serve many writers of one file with syncs better
-	// (sched/caller_linux.go has the measurements), and once one has,
-	// the rest of such work goes there too: the pool exists, and callers
-	// would add threads beside it.
+	// Unless NoInline is set, it also bounds the callers that run such
+	// work on their own threads instead of the workers (4 when
+	// negative): syncs, fallocate, unlink, and the latency and
+	// background classes' writes that would block. Which work runs
+	// where is under "Bounds" in the package documentation.
 	IOWQMaxWorkers int
 	// Faults, if set, injects failures into every attempt a request
 	// makes, on every path it takes (Path): between the loop and the
@@ -128,19 +114,14 @@ type Options struct {
 	// falls back as it does for any io_uring setup failure (Fallback).
 	SetupFlags uint32
 
-	// noStats turns statistics off, and with them the clock reads they
-	// need (when there is no Tracer): for the benchmark that measures
-	// what they cost.
-	noStats bool
 }
 
 // defaultEntries is the in-flight bound when Options.Entries is zero. On
-// io_uring it is sized for a batch of thousands of reads (ReadMany from
-// 50 goroutines x 50 ranges): with 256 slots such reads waited ~30 ms for
-// a slot and got 0.6-0.7x of fio's IOPS at the same depth; with 1,024 the
-// device's queue (nr_requests 256 here) stays full while the next reads
-// are already in the kernel. Linux AIO reserves twice its bound from the
-// system-wide fs.aio-max-nr (65,536), so it keeps 256.
+// io_uring it is sized for batches of thousands of reads (ReadMany from
+// many goroutines): the device's queue stays full while the next reads
+// are already in the kernel (docs/2026-11-28-design-figures.md). Linux
+// AIO reserves twice its bound from the system-wide fs.aio-max-nr
+// (65,536 by default), so it keeps 256.
 func defaultEntries(b Backend) int {
 	if b == AIO {
 		return 256

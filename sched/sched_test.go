@@ -382,7 +382,7 @@ func TestNoLostWakeups(t *testing.T) {
 
 // The start-up chain falls back from uring to aio and keeps the reason.
 func TestFallbackChainKeepsReason(t *testing.T) {
-	t.Setenv("DISKIO_BACKEND", "")
+	t.Setenv("DISKIO_BACKEND", "blocking") // New reads no environment
 	// Setup flags no kernel knows make io_uring_setup fail with EINVAL.
 	s, err := New(Options{SetupFlags: 1 << 30})
 	require.NoError(t, err)
@@ -397,10 +397,16 @@ func TestFallbackChainKeepsReason(t *testing.T) {
 	require.ErrorContains(t, err, `unknown backend "spdk"`)
 }
 
+// DISKIO_BACKEND reaches the Options Default starts with (OptionsFromEnv)
+// and nothing else: New ignores it.
 func TestBackendFromEnvironment(t *testing.T) {
+	t.Setenv("DISKIO_IOWQ_MAX_WORKERS", "")
 	for _, b := range backends {
 		t.Setenv("DISKIO_BACKEND", string(b))
-		s, err := New(Options{})
+		opts, err := OptionsFromEnv()
+		require.NoError(t, err)
+		require.Equal(t, Options{Backend: b}, opts)
+		s, err := New(opts)
 		if err != nil {
 			testenv.Unavailable(t, string(b), err)
 		}
@@ -408,9 +414,17 @@ func TestBackendFromEnvironment(t *testing.T) {
 		require.Empty(t, s.FallbackReason())
 		require.NoError(t, s.Close())
 	}
+	t.Setenv("DISKIO_BACKEND", "")
+	opts, err := OptionsFromEnv()
+	require.NoError(t, err)
+	require.Equal(t, Options{}, opts)
+
 	t.Setenv("DISKIO_BACKEND", "nonsense")
-	_, err := New(Options{})
-	require.Error(t, err)
+	_, err = OptionsFromEnv()
+	require.ErrorContains(t, err, `DISKIO_BACKEND="nonsense"`)
+	s, err := New(Options{NoInline: true})
+	require.NoError(t, err, "New read DISKIO_BACKEND")
+	require.NoError(t, s.Close())
 }
 
 func TestDefaultIsShared(t *testing.T) {

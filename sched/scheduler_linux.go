@@ -57,6 +57,7 @@ type Scheduler struct {
 	faults     FaultInjector // Options.Faults, for the page-cache attempts (nowait_linux.go)
 
 	// clock says requests are timed: for the statistics, or a Tracer.
+	// statsOn is always set: statistics are always on.
 	clock   bool
 	statsOn bool
 	stats   stats // stats_linux.go
@@ -83,8 +84,10 @@ type Scheduler struct {
 
 const stateClosed = 1 << 63
 
-// New starts a scheduler. The returned error says why the requested backend
-// could not start; with Auto it is only returned if even blocking fails.
+// New starts a scheduler configured by opts alone (it reads no
+// environment; OptionsFromEnv does). The returned error says why the
+// requested backend could not start; with Auto it is only returned if
+// even blocking fails.
 func New(opts Options) (*Scheduler, error) {
 	if opts.Entries > 4096 {
 		opts.Entries = 4096
@@ -95,14 +98,8 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.FixedFiles == 0 {
 		opts.FixedFiles = 256
 	}
-	var err error
-	if opts.IOWQMaxWorkers, err = iowqMaxWorkers(opts.IOWQMaxWorkers); err != nil {
-		return nil, err
-	}
+	opts.IOWQMaxWorkers = iowqMaxWorkers(opts.IOWQMaxWorkers)
 	want := opts.Backend
-	if want == Auto {
-		want = Backend(os.Getenv("DISKIO_BACKEND"))
-	}
 	var chain []Backend
 	switch want {
 	case Auto:
@@ -136,7 +133,7 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 		opts.Entries = defaultEntries(b)
 	}
 	s := &Scheduler{backend: b, exited: make(chan struct{}), noInline: opts.NoInline, tracer: opts.Tracer, faults: opts.Faults}
-	s.statsOn = !opts.noStats
+	s.statsOn = true
 	s.syncOnCaller = !s.noInline && !opts.Classes.Off && b != Blocking
 	s.workOnCaller = !s.noInline && b == URing
 	n := maxInline
@@ -197,14 +194,23 @@ var (
 )
 
 // Default returns the process-wide scheduler, started on first use with
-// the default Options (DISKIO_BACKEND applies).
+// the Options OptionsFromEnv returns (the environment variables of the
+// package documentation apply), and the error that kept it from starting.
 func Default() (*Scheduler, error) {
 	defaultOnce.Do(func() { startDefault(nil) })
 	return defaultSched, defaultErr
 }
 
 // startDefault starts the process-wide scheduler (under defaultOnce).
-func startDefault(t Tracer) { defaultSched, defaultErr = New(Options{Tracer: t}) }
+func startDefault(t Tracer) {
+	opts, err := OptionsFromEnv()
+	if err != nil {
+		defaultErr = err
+		return
+	}
+	opts.Tracer = t
+	defaultSched, defaultErr = New(opts)
+}
 
 // Close stops accepting requests, waits for every request already accepted
 // to complete (a started Call need not have been waited for: its Wait

@@ -18,9 +18,9 @@ import (
 // when it would sleep: then it sleeps in the kernel with a timeout that
 // ends at that time (io_uring_enter with IORING_ENTER_EXT_ARG and a
 // timespec, io_getevents with a timeout), and with no timeout at all when
-// nothing is in flight. A check scans the in-flight slots (Options.Entries,
-// ~1µs for 1,024) and happens at most once per threshold while requests
-// complete normally.
+// nothing is in flight. A check scans the in-flight slots (Options.Entries
+// of them) and happens at most once per threshold while requests complete
+// normally.
 //
 // Reports go to Options.OnSlow and to a Tracer that implements SlowTracer
 // on a goroutine of their own, through a bounded channel: the loop never

@@ -5,15 +5,13 @@ package sched
 import (
 	"fmt"
 	"math"
-	"os"
 	"runtime"
-	"strconv"
 
 	"github.com/diskio-go/diskio/uring"
 )
 
 // defaultIOWQMaxWorkers is the default cap on io_uring's worker threads
-// (Options.IOWQMaxWorkers); see the package doc for how it was measured.
+// (Options.IOWQMaxWorkers).
 const defaultIOWQMaxWorkers = 4
 
 // WorkerStatus says how many io_uring worker threads (io-wq, named
@@ -34,20 +32,13 @@ func (w WorkerStatus) String() string {
 	return fmt.Sprintf("io_uring workers: at most %d bounded + %d unbounded", w.Max.Bounded, w.Max.Unbounded)
 }
 
-// iowqMaxWorkers resolves Options.IOWQMaxWorkers: 0 is the default, or
-// DISKIO_IOWQ_MAX_WORKERS when set; negative leaves the kernel's limits.
-func iowqMaxWorkers(n int) (int, error) {
+// iowqMaxWorkers resolves Options.IOWQMaxWorkers: 0 is the default;
+// negative leaves the kernel's limits.
+func iowqMaxWorkers(n int) int {
 	if n != 0 {
-		return n, nil
+		return n
 	}
-	if s := os.Getenv("DISKIO_IOWQ_MAX_WORKERS"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v == 0 {
-			return 0, fmt.Errorf("sched: DISKIO_IOWQ_MAX_WORKERS=%q: want a positive count, or negative for the kernel's default", s)
-		}
-		return v, nil
-	}
-	return defaultIOWQMaxWorkers, nil
+	return defaultIOWQMaxWorkers
 }
 
 // capWorkers caps the worker pools of every thread that submits to the

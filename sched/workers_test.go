@@ -11,10 +11,11 @@ import (
 	"github.com/diskio-go/diskio/uring"
 )
 
-// Fixed reports the worker cap the kernel accepted, the option and the
-// environment set it, and the backends without workers say so.
+// Fixed reports the worker cap the kernel accepted, the option and (for
+// Default's Options) the environment set it, and the backends without
+// workers say so.
 func TestWorkerCapReported(t *testing.T) {
-	t.Setenv("DISKIO_IOWQ_MAX_WORKERS", "")
+	t.Setenv("DISKIO_IOWQ_MAX_WORKERS", "1") // New reads no environment
 	w := newSched(t, URing, Options{}).Fixed().Workers
 	require.True(t, w.Capped, w.String())
 	require.Equal(t, uring.MaxWorkers{Bounded: defaultIOWQMaxWorkers, Unbounded: defaultIOWQMaxWorkers}, w.Max)
@@ -23,15 +24,21 @@ func TestWorkerCapReported(t *testing.T) {
 	w = newSched(t, URing, Options{IOWQMaxWorkers: 2}).Fixed().Workers
 	require.Equal(t, uring.MaxWorkers{Bounded: 2, Unbounded: 2}, w.Max)
 
-	t.Setenv("DISKIO_IOWQ_MAX_WORKERS", "1")
-	w = newSched(t, URing, Options{}).Fixed().Workers
+	opts, err := OptionsFromEnv()
+	require.NoError(t, err)
+	w = newSched(t, URing, opts).Fixed().Workers
 	require.Equal(t, uring.MaxWorkers{Bounded: 1, Unbounded: 1}, w.Max)
 
-	t.Setenv("DISKIO_IOWQ_MAX_WORKERS", "lots")
-	_, err := New(Options{Backend: URing})
-	require.ErrorContains(t, err, "DISKIO_IOWQ_MAX_WORKERS")
+	for _, bad := range []string{"lots", "0"} {
+		t.Setenv("DISKIO_IOWQ_MAX_WORKERS", bad)
+		_, err = OptionsFromEnv()
+		require.ErrorContains(t, err, "DISKIO_IOWQ_MAX_WORKERS")
+	}
 
-	t.Setenv("DISKIO_IOWQ_MAX_WORKERS", "")
+	t.Setenv("DISKIO_IOWQ_MAX_WORKERS", "-1")
+	opts, err = OptionsFromEnv()
+	require.NoError(t, err)
+	require.Equal(t, -1, opts.IOWQMaxWorkers)
 	w = newSched(t, URing, Options{IOWQMaxWorkers: -1}).Fixed().Workers
 	require.False(t, w.Capped)
 	require.Contains(t, w.String(), "disabled by Options.IOWQMaxWorkers")

@@ -73,8 +73,9 @@
 //     diskio.FlushTrace); (2) every DISKIO_TRACE_EVERY (default 1s, 0 for
 //     never) if anything new was recorded, so a program that returns from
 //     main or calls os.Exit loses at most that last interval; (3)
-//     whenever the program calls diskio.FlushTrace. Each file is replaced
-//     atomically. Variables size what it keeps (see Sizes).
+//     whenever the program calls diskio.FlushTrace, which also ends (1)
+//     and (2). Each file is replaced atomically. Variables size what it
+//     keeps (see Sizes); package diskio lists them all.
 //   - From a running server: package tracehttp serves captures of N
 //     seconds on demand, like net/http/pprof.
 //
@@ -98,16 +99,11 @@
 //
 // # Cost
 //
-// Without a Tracer the scheduler reads no clock and makes no call. A
-// Recorder takes 47-51ns per request and 35-37ns per system call, ring
-// record and totals (BenchmarkRecord, one goroutine; 67-69ns per request
-// with two into one recorder); a sampled stack about 300ns more. With a
-// Recorder (no stacks), 4 KiB random O_DIRECT reads from 128 goroutines
-// kept their IOPS within the disk's noise (on/off 1.00-1.08 over whole
-// runs) and cost 5% more CPU per read (~280ns, half of it the scheduler's
-// clock reads), with 0 allocations per read (BenchmarkTracingCost, before
-// the totals were added; details in its comment). Page-cache hits of
-// about a microsecond, the worst case, ran at 0.70 of their rate under
-// DISKIO_TRACE (stacks every 16), as they did before the totals
-// (docs/2026-11-25-tracer.md).
+// Without a Tracer the scheduler makes no call to one. A Recorder keeps
+// each request and system call as a ring record and in the totals,
+// without allocating, and samples a stack for one request in StackEvery.
+// That costs far less than a disk read, and is felt against a page-cache
+// hit of about a microsecond, the worst case. BenchmarkRecord and
+// BenchmarkTracingCost measure it; the figures are in
+// docs/2026-11-25-tracer.md and docs/2026-11-28-design-figures.md.
 package trace

@@ -17,7 +17,7 @@ import (
 // reports it once to OnFallback and to its recorder, whose summary names
 // the backend, what it means, and why.
 func TestBackendFallbackInSummary(t *testing.T) {
-	t.Setenv("DISKIO_BACKEND", "")
+	t.Setenv("DISKIO_BACKEND", "blocking") // New reads no environment
 	rec := trace.New(trace.Config{})
 	var got []sched.Fallback
 	opts := sched.Options{Tracer: rec, OnFallback: func(fb sched.Fallback) { got = append(got, fb) }}

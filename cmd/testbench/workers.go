@@ -22,7 +22,7 @@ func threadsCell(r Result) string {
 
 // workersReport says what cap on io_uring's worker threads the kernel
 // accepted for a scheduler with the default options
-// (DISKIO_IOWQ_MAX_WORKERS changes it).
+// (Options.IOWQMaxWorkers's default).
 func workersReport(w io.Writer) {
 	s, err := sched.New(sched.Options{Backend: sched.URing, FixedBuffers: -1, FixedFiles: -1})
 	if err != nil {

@@ -16,10 +16,9 @@ import (
 // wire form are HdrHistogram's (github.com/HdrHistogram/hdrhistogram-go
 // v1.4.0, which this replaced), so quantiles and encoded histograms are the
 // same as that library's, without its module in diskio's graph.
-// Recording costs a median 8.6 ns alone and 11.8 ns from two CPUs at once
-// (go test -bench Record -cpu 1,2; the library under the same mutex took
-// 16.2 and 19.9 ns, five alternating rounds), far below the 7-30 µs of the
-// I/O it times.
+// Recording is a bucket count under a mutex, far below the cost of the
+// I/O it times (go test -bench Record -cpu 1,2;
+// docs/2026-11-28-design-figures.md).
 const (
 	highest = int64(time.Hour) // longer durations are recorded as an hour
 	sigFigs = 2

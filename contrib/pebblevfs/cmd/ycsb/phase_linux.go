@@ -95,7 +95,17 @@ func runChild(c config) error {
 		if err != nil {
 			return err
 		}
-		so := sched.Options{Backend: sched.Backend(c.backend), IOWQMaxWorkers: fc.workers, NoInline: fc.noInline}
+		so, err := sched.OptionsFromEnv() // DISKIO_BACKEND and DISKIO_IOWQ_MAX_WORKERS, as for sched.Default
+		if err != nil {
+			return err
+		}
+		if c.backend != "" {
+			so.Backend = sched.Backend(c.backend)
+		}
+		if fc.workers != 0 {
+			so.IOWQMaxWorkers = fc.workers
+		}
+		so.NoInline = fc.noInline
 		if tr != nil {
 			so.Tracer = tr
 		}

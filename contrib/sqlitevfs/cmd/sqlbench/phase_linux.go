@@ -211,7 +211,12 @@ func runChild(c config) error {
 		opts := sqlitevfs.Options{Mode: mode}
 		if c.trace != "" {
 			rec = trace.New(trace.Config{Records: 1 << 20, StackEvery: 1, Stacks: 1 << 16})
-			s, err := sched.New(sched.Options{Tracer: rec})
+			so, err := sched.OptionsFromEnv() // as the default scheduler it replaces
+			if err != nil {
+				return err
+			}
+			so.Tracer = rec
+			s, err := sched.New(so)
 			if err != nil {
 				return err
 			}
