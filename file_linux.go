@@ -17,6 +17,7 @@ import (
 
 	"github.com/diskio-go/diskio/internal/dio"
 	"github.com/diskio-go/diskio/internal/schedlink"
+	"github.com/diskio-go/diskio/internal/sys"
 	"github.com/diskio-go/diskio/sched"
 )
 
@@ -149,7 +150,7 @@ func newFile(name string, osf *os.File, s *sched.Scheduler, flag, fl int, pos in
 	f.pos.Store(pos)
 	if err := f.setup(mode, fl, st); err != nil {
 		if f.iofd != f.bfd {
-			unix.Close(f.iofd)
+			sys.Close(f.iofd)
 		}
 		osf.Close()
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
@@ -200,8 +201,8 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 		}
 		switch {
 		case err == nil:
-			if err := setfl(dfd, fl&^unix.O_APPEND|unix.O_DIRECT); err != nil {
-				unix.Close(dfd)
+			if _, err := sys.Fcntl(dfd, unix.F_SETFL, fl&^unix.O_APPEND|unix.O_DIRECT); err != nil {
+				sys.Close(dfd)
 				if mode == DirectRequired {
 					return &dio.UnsupportedError{Path: f.name, FSType: fsTypeName(f.bfd), Err: err}
 				}
@@ -209,7 +210,7 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 			}
 			a, aerr := dio.ForFD(dfd)
 			if aerr != nil {
-				unix.Close(dfd)
+				sys.Close(dfd)
 				if mode == DirectRequired {
 					return aerr
 				}
@@ -235,7 +236,7 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 
 // reopen opens the File's file again through /proc/self/fd, with flag.
 func (f *File) reopen(flag int) (int, error) {
-	return sysOpen("/proc/self/fd/"+strconv.Itoa(f.bfd), flag)
+	return sys.Open("/proc/self/fd/"+strconv.Itoa(f.bfd), flag, 0)
 }
 
 // registerAfter is how many requests a direct File sends to the scheduler
@@ -438,7 +439,7 @@ func (f *File) Close() error {
 	// first failure is the caller's, as os.File's Close returns it.
 	var err error
 	if f.iofd != f.bfd {
-		if e := unix.Close(f.iofd); e != nil {
+		if e := sys.Close(f.iofd); e != nil {
 			err = &fs.PathError{Op: "close", Path: f.name, Err: e}
 		}
 	}
@@ -450,7 +451,7 @@ func (f *File) Close() error {
 
 func fsTypeName(fd int) string {
 	var st unix.Statfs_t
-	if unix.Fstatfs(fd, &st) != nil {
+	if sys.Fstatfs(fd, &st) != nil {
 		return "unknown"
 	}
 	return dio.FSTypeName(uint32(st.Type))

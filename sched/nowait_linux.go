@@ -6,9 +6,9 @@ import (
 	"io"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/diskio-go/diskio/internal/schedlink"
+	"github.com/diskio-go/diskio/internal/sys"
 
 	"golang.org/x/sys/unix"
 )
@@ -53,16 +53,7 @@ func (s *Scheduler) readAtNowait(fd int, p []byte, off int64, expectHit bool) (i
 		if s.state.Load()&stateClosed != 0 {
 			return 0, ErrClosed
 		}
-		for {
-			n, errno := rwv2(unix.SYS_PREADV2, fd, p, off, unix.RWF_NOWAIT, true)
-			switch errno {
-			case 0:
-				return n, nil
-			case unix.EINTR:
-				continue
-			}
-			return 0, errno
-		}
+		return sys.RawPreadv2(fd, p, off, 0)
 	}
 	return s.nowait(OpRead, fd, p, off, 0, expectHit)
 }
@@ -104,17 +95,24 @@ func (s *Scheduler) nowait(op Op, fd int, p []byte, off int64, rwf uint32, raw b
 		}
 		submits++
 		if errno == 0 {
-			nr := uintptr(unix.SYS_PREADV2)
-			if op == OpWrite {
-				nr = unix.SYS_PWRITEV2
+			var e error
+			switch {
+			case op == OpWrite:
+				n, e = sys.Pwritev2(fd, b, off, int(flags))
+			case raw && len(b) <= rawNowaitMax:
+				n, e = sys.RawPreadv2(fd, b, off, int(flags))
+			default:
+				n, e = sys.Preadv2(fd, b, off, int(flags))
 			}
-			n, errno = rwv2(nr, fd, b, off, flags, raw && len(b) <= rawNowaitMax)
+			if e != nil {
+				errno = e.(syscall.Errno)
+			}
 		}
 		if f.Delay > 0 {
 			time.Sleep(f.Delay)
 		}
 		if errno == unix.EINTR {
-			continue
+			continue // injected: package sys retries the kernel's
 		}
 		if errno != 0 {
 			n, err = 0, errno
@@ -140,29 +138,6 @@ func (s *Scheduler) nowait(op Op, fd int, p []byte, off int64, rwf uint32, raw b
 	return n, err
 }
 
-// rwv2 is preadv2 or pwritev2 (nr) of one buffer. The iovec lives on the
-// stack: x/sys/unix's Preadv2 allocates one per call, which a page-cache
-// hit (about a microsecond) would feel. raw makes the call without
-// telling the runtime (see rawNowaitMax). It is small enough to inline:
-// calling syscall.RawSyscall6 directly rather than x/sys/unix's (an
-// assembly jump to it) saved 0.03-0.04 of os.File's CPU per hit in
-// BenchmarkPageCacheHit (two runs each, 2026-11-23).
-func rwv2(nr uintptr, fd int, b []byte, off int64, flags uint32, raw bool) (int, syscall.Errno) {
-	iov := unix.Iovec{Base: unsafe.SliceData(b)}
-	iov.SetLen(len(b))
-	// The offset's high half is 0 on 64-bit systems (the kernel takes
-	// it from the low word), as x/sys/unix's offs2lohi computes.
-	lo, hi := uintptr(off), uintptr(uint64(off)>>(unsafe.Sizeof(uintptr(0))*8-1)>>1)
-	var r uintptr
-	var e syscall.Errno
-	if raw {
-		r, _, e = syscall.RawSyscall6(nr, uintptr(fd), uintptr(unsafe.Pointer(&iov)), 1, lo, hi, uintptr(flags))
-	} else {
-		r, _, e = syscall.Syscall6(nr, uintptr(fd), uintptr(unsafe.Pointer(&iov)), 1, lo, hi, uintptr(flags))
-	}
-	return int(r), e
-}
-
 // rawNowaitMax is the largest page-cache attempt made without telling the
 // runtime it is in a system call (RawSyscall6: no entersyscall, so the
 // runtime never hands the P to a new thread during it), when a hit is
@@ -176,10 +151,6 @@ func rwv2(nr uintptr, fd int, b []byte, off int64, flags uint32, raw bool) (int,
 // the IOPS of the ordinary entry), hence expectHit. Larger copies take
 // long enough that holding the P would delay other goroutines and the GC.
 const rawNowaitMax = 64 << 10
-
-// inlineAgain is how many attempts WriteAtInline makes of a write the
-// kernel answers with EAGAIN.
-const inlineAgain = 16
 
 // writeAtInline writes p at off on the caller's goroutine, as os.File
 // writes: pwrite64 (pwritev2 with rwf, or at the descriptor's own offset
@@ -222,20 +193,21 @@ func (s *Scheduler) writeAtInline(fd int, p []byte, off int64, rwf uint32) (int,
 		submits++
 		n := 0
 		if errno == 0 {
+			var e error
 			if rwf == 0 && at >= 0 {
-				var e error
-				n, e = unix.Pwrite(fd, b, at)
-				if e != nil {
-					errno = e.(syscall.Errno)
-				}
+				n, e = sys.Pwrite(fd, b, at)
 			} else {
-				n, errno = rwv2(unix.SYS_PWRITEV2, fd, b, at, rwf, false)
+				n, e = sys.Pwritev2(fd, b, at, int(rwf))
+			}
+			if e != nil {
+				errno = e.(syscall.Errno)
 			}
 		}
 		if f.Delay > 0 {
 			time.Sleep(f.Delay)
 		}
-		if errno == unix.EINTR || errno == unix.EAGAIN && submits < inlineAgain {
+		if errno == unix.EINTR || errno == unix.EAGAIN && submits < sys.AgainLimit {
+			// EINTR: injected (package sys retries the kernel's).
 			// EAGAIN: a descriptor in non-blocking mode, or an
 			// injected fault; a regular file's write does not say it
 			// otherwise.
