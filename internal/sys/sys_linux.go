@@ -240,3 +240,26 @@ func Cachestat(fd int, r *unix.CachestatRange, cs *unix.Cachestat_t) error {
 func Unlinkat(dirfd int, path string, flags int) error {
 	return ignoringEINTR(func() error { return unix.Unlinkat(dirfd, path, flags) })
 }
+
+// Fstatat fills st with the status of path relative to dirfd
+// (AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH in flags): newfstatat(2).
+func Fstatat(dirfd int, path string, st *unix.Stat_t, flags int) error {
+	return ignoringEINTR(func() error { return unix.Fstatat(dirfd, path, st, flags) })
+}
+
+// Statfs fills st with the status of path's filesystem: statfs(2).
+func Statfs(path string, st *unix.Statfs_t) error {
+	return ignoringEINTR(func() error { return unix.Statfs(path, st) })
+}
+
+// Unlink removes path (relative to the working directory when not
+// absolute): unlink(2), as unlinkat(AT_FDCWD, path, 0).
+func Unlink(path string) error {
+	return Unlinkat(unix.AT_FDCWD, path, 0)
+}
+
+// IoctlGetInt makes the ioctl(2) request req, which returns an int
+// through its argument (BLKSSZGET, BLKPBSZGET, BLKIOMIN), on fd.
+func IoctlGetInt(fd int, req uint) (int, error) {
+	return ignoringEINTRN(func() (int, error) { return unix.IoctlGetInt(fd, req) })
+}
