@@ -3,7 +3,7 @@
 package diskio
 
 import (
-	"golang.org/x/sys/unix"
+	"github.com/diskio-go/diskio/internal/sys"
 )
 
 // Prefetch starts reading [off, off+n) into the page cache and returns
@@ -49,5 +49,5 @@ func (f *File) Advise(off, n int64, advice Advice) error {
 }
 
 func fadvise(fd int, off, n int64, advice Advice) error {
-	return ignoringEINTR(func() error { return unix.Fadvise(fd, off, n, int(advice)) })
+	return sys.Fadvise(fd, off, n, int(advice))
 }

@@ -10,6 +10,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/sys"
 )
 
 // io.ReaderFrom and io.WriterTo, so that io.Copy in or out of a File does
@@ -257,10 +259,7 @@ func copyFileRange(dst, src *File, soff, doff int64) (int64, bool, error) {
 	var done int64
 	for soff+done < total {
 		so, do := soff+done, doff+done
-		m, cerr := unix.CopyFileRange(src.bfd, &so, dst.bfd, &do, int(min(total-soff-done, 1<<30)), 0)
-		if cerr == unix.EINTR {
-			continue
-		}
+		m, cerr := sys.CopyFileRange(src.bfd, &so, dst.bfd, &do, int(min(total-soff-done, 1<<30)), 0)
 		if cerr != nil {
 			if done == 0 && (cerr == unix.EXDEV || cerr == unix.EINVAL || cerr == unix.EOPNOTSUPP ||
 				cerr == unix.ENOSYS || cerr == unix.EBADF || cerr == unix.EPERM) {

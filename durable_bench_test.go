@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/diskio-go/diskio/internal/mem"
+	"github.com/diskio-go/diskio/internal/sys"
 )
 
 // benchDir is where the durable benchmarks write: DISKIO_BENCH_DIR, or a
@@ -141,7 +142,7 @@ func BenchmarkGroupCommit(b *testing.B) {
 				b.Fatal(err)
 			}
 			commit(b, func(p []byte, off int64) error { _, err := f.WriteAt(p, off); return err },
-				func() error { return ignoringEINTR(func() error { return unix.Fdatasync(fd) }) })
+				func() error { return sys.Fdatasync(fd) })
 		})
 	}
 }
@@ -477,7 +478,7 @@ func BenchmarkWALAppend(b *testing.B) {
 							b.Fatal(err)
 						}
 						write = func(p []byte, off int64) error { _, err := f.WriteAt(p, off); return err }
-						flush = func() error { return ignoringEINTR(func() error { return unix.Fdatasync(int(f.Fd())) }) }
+						flush = func() error { return sys.Fdatasync(int(f.Fd())) }
 						done = f.Close
 					} else {
 						f, err := OpenFile(name, os.O_RDWR, 0)

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/diskio-go/diskio/internal/dio"
+	"github.com/diskio-go/diskio/internal/sys"
 	"github.com/diskio-go/diskio/sched"
 )
 
@@ -151,7 +152,7 @@ func newFile(name string, osf *os.File, s *sched.Scheduler, flag, fl int, pos in
 	}
 	if err != nil {
 		if f.iofd != f.bfd {
-			unix.Close(f.iofd)
+			sys.Close(f.iofd)
 		}
 		osf.Close()
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
@@ -202,8 +203,8 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 		}
 		switch {
 		case err == nil:
-			if err := setfl(dfd, fl&^unix.O_APPEND|unix.O_DIRECT); err != nil {
-				unix.Close(dfd)
+			if _, err := sys.Fcntl(dfd, unix.F_SETFL, fl&^unix.O_APPEND|unix.O_DIRECT); err != nil {
+				sys.Close(dfd)
 				if mode == DirectRequired {
 					return &dio.UnsupportedError{Path: f.name, FSType: fsTypeName(f.bfd), Err: err}
 				}
@@ -211,7 +212,7 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 			}
 			a, aerr := dio.ForFD(dfd)
 			if aerr != nil {
-				unix.Close(dfd)
+				sys.Close(dfd)
 				if mode == DirectRequired {
 					return aerr
 				}
@@ -248,7 +249,7 @@ func (f *File) sched() *sched.Scheduler { return f.io.Scheduler() }
 
 // reopen opens the File's file again through /proc/self/fd, with flag.
 func (f *File) reopen(flag int) (int, error) {
-	return sysOpen("/proc/self/fd/"+strconv.Itoa(f.bfd), flag)
+	return sys.Open("/proc/self/fd/"+strconv.Itoa(f.bfd), flag, 0)
 }
 
 // registerAfter is how many requests a direct File sends to the scheduler
@@ -451,7 +452,7 @@ func (f *File) Close() error {
 		f.bf.Close() // never registered: nothing to fail
 	}
 	if f.iofd != f.bfd {
-		if e := unix.Close(f.iofd); e != nil {
+		if e := sys.Close(f.iofd); e != nil {
 			err = &fs.PathError{Op: "close", Path: f.name, Err: e}
 		}
 	}
@@ -463,7 +464,7 @@ func (f *File) Close() error {
 
 func fsTypeName(fd int) string {
 	var st unix.Statfs_t
-	if unix.Fstatfs(fd, &st) != nil {
+	if sys.Fstatfs(fd, &st) != nil {
 		return "unknown"
 	}
 	return dio.FSTypeName(uint32(st.Type))

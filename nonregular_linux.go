@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/sys"
 )
 
 // The plain path: a File that is not a regular file (a FIFO, a pipe, a
@@ -39,7 +41,7 @@ func plainFile(name string, osf *os.File, stat bool) (*unix.Stat_t, *File, error
 	}
 	st := new(unix.Stat_t)
 	fd := int(osf.Fd()) // not polled: Fd changes no mode
-	if err := ignoringEINTR(func() error { return unix.Fstat(fd, st) }); err != nil {
+	if err := sys.Fstat(fd, st); err != nil {
 		osf.Close()
 		return nil, nil, &fs.PathError{Op: "stat", Path: name, Err: err}
 	}
@@ -95,7 +97,7 @@ func (f *File) enter(op string) (plain bool, err error) {
 		return true, nil
 	}
 	var st unix.Stat_t
-	if err := ignoringEINTR(func() error { return unix.Fstat(f.bfd, &st) }); err != nil {
+	if err := sys.Fstat(f.bfd, &st); err != nil {
 		return false, nil // the method's own call reports it
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
@@ -161,7 +163,7 @@ func plainControl(p *os.File, op string, fn func(fd int) error) error {
 		return err
 	}
 	var ferr error
-	if err := rc.Control(func(fd uintptr) { ferr = ignoringEINTR(func() error { return fn(int(fd)) }) }); err != nil {
+	if err := rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
 		// Closed meanwhile (poll's "use of closed file"): os.File's
 		// own methods say os.ErrClosed.
 		return &fs.PathError{Op: op, Path: p.Name(), Err: os.ErrClosed}
@@ -175,7 +177,7 @@ func plainControl(p *os.File, op string, fn func(fd int) error) error {
 // plainDatasync is fdatasync on a plain file's descriptor, reported as
 // os.File.Sync reports fsync.
 func plainDatasync(p *os.File) error {
-	return plainControl(p, "sync", unix.Fdatasync)
+	return plainControl(p, "sync", sys.Fdatasync)
 }
 
 // plainPreallocate is fallocate on a plain file's descriptor (block
@@ -185,7 +187,7 @@ func plainPreallocate(p *os.File, mode uint32, off, n int64) error {
 	if off < 0 || n <= 0 || off > maxOffset-n {
 		return &fs.PathError{Op: "preallocate", Path: p.Name(), Err: syscall.EINVAL}
 	}
-	return plainControl(p, "preallocate", func(fd int) error { return unix.Fallocate(fd, mode, off, n) })
+	return plainControl(p, "preallocate", func(fd int) error { return sys.Fallocate(fd, mode, off, n) })
 }
 
 // plainReadMany is ReadMany on a plain file: one plainReadBuffer a range.

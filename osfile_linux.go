@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/sys"
 )
 
 // NewFile returns a File doing its I/O on the file osf has open, and takes
@@ -30,7 +32,7 @@ func NewFile(osf *os.File, opts ...Option) (*File, error) {
 	if pf != nil || err != nil {
 		return pf, err
 	}
-	fl, err := unix.FcntlInt(osf.Fd(), unix.F_GETFL, 0)
+	fl, err := sys.Fcntl(int(osf.Fd()), unix.F_GETFL, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
@@ -60,7 +62,7 @@ func (f *File) OSFile() (*os.File, error) {
 	if plain {
 		var nfd int
 		err := plainControl(f.osf, "dup", func(fd int) (err error) {
-			nfd, err = unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+			nfd, err = sys.Fcntl(fd, unix.F_DUPFD_CLOEXEC, 0)
 			return err
 		})
 		if err != nil {

@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/sys"
 )
 
 // Size: the operations that change or report it (Stat, Truncate, Seek).
@@ -35,7 +37,7 @@ func sizeOf(fd int) (int64, error) {
 func statOf(fd int) (fileStamp, error) {
 	const mask = unix.STATX_SIZE | unix.STATX_BLOCKS
 	var stx unix.Statx_t
-	err := unix.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_STATX_SYNC_AS_STAT, mask, &stx)
+	err := sys.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_STATX_SYNC_AS_STAT, mask, &stx)
 	if err == nil && stx.Mask&mask == mask {
 		return fileStamp{ok: true, size: int64(stx.Size), blocks: int64(stx.Blocks)}, nil
 	}
@@ -43,7 +45,7 @@ func statOf(fd int) (fileStamp, error) {
 		return fileStamp{}, err
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	if err := sys.Fstat(fd, &st); err != nil {
 		return fileStamp{}, err
 	}
 	return fileStamp{ok: true, size: st.Size, blocks: st.Blocks}, nil
@@ -78,7 +80,7 @@ func (f *File) Seek(offset int64, whence int) (int64, error) {
 	default:
 		return 0, &fs.PathError{Op: "seek", Path: f.name, Err: syscall.EINVAL}
 	}
-	pos, err := unix.Seek(f.iofd, offset, whence)
+	pos, err := sys.Seek(f.iofd, offset, whence)
 	if err != nil {
 		return 0, &fs.PathError{Op: "seek", Path: f.name, Err: err}
 	}
@@ -122,7 +124,7 @@ func (f *File) Truncate(size int64) error {
 // truncate is Truncate for a caller that holds a reference and checked
 // its arguments (ReadFrom cutting back its preallocation, too).
 func (f *File) truncate(size int64) error {
-	err := ignoringEINTR(func() error { return unix.Ftruncate(f.iofd, size) })
+	err := sys.Ftruncate(f.iofd, size)
 	f.dur.changed()
 	if err == nil {
 		f.pc.sizeHint.Store(size)

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/diskio-go/diskio/internal/sys"
 	"github.com/diskio-go/diskio/sched"
 )
 
@@ -353,11 +354,11 @@ func (f *File) preallocate(op string, mode uint32, off, n int64) error {
 // must be synced too, or a crash can forget the name while the file's
 // data survives. It goes through the default scheduler.
 func SyncDir(dir string) error {
-	fd, err := sysOpen(dir, unix.O_RDONLY|unix.O_DIRECTORY)
+	fd, err := sys.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return &fs.PathError{Op: "open", Path: dir, Err: err}
 	}
-	defer unix.Close(fd)
+	defer sys.Close(fd)
 	s, err := sched.Default()
 	if err != nil {
 		return &fs.PathError{Op: "sync", Path: dir, Err: err}

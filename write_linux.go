@@ -10,6 +10,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/sys"
 )
 
 // The write path: Write, WriteAt, O_APPEND; whole blocks direct, the
@@ -108,7 +110,7 @@ func (f *File) appendInline(b []byte) (n int, pos int64, err error) {
 // endOf returns the buffered descriptor's offset (after an append: the
 // end of it), or -1.
 func (f *File) endOf() int64 {
-	pos, err := unix.Seek(f.bfd, 0, io.SeekCurrent)
+	pos, err := sys.Seek(f.bfd, 0, io.SeekCurrent)
 	if err != nil {
 		return -1
 	}
@@ -365,7 +367,7 @@ func (f *File) readAheadEdge(off int64) {
 		return
 	}
 	f.edgeRA = p
-	unix.Fadvise(f.bfd, p, edgeWindow, unix.FADV_WILLNEED) // advice only: an error changes nothing
+	sys.Fadvise(f.bfd, p, edgeWindow, unix.FADV_WILLNEED) // advice only: an error changes nothing
 }
 
 // edgeWindow is how much readAheadEdge asks for at once.
@@ -384,7 +386,7 @@ func (f *File) cached(off int64, n int) bool {
 	first := f.pageDown(off)
 	r := unix.CachestatRange{Off: uint64(first), Len: uint64(f.pageDown(off+int64(n)-1) + f.page - first)}
 	var cs unix.Cachestat_t
-	if err := unix.Cachestat(uint(f.bfd), &r, &cs, 0); err != nil {
+	if err := sys.Cachestat(f.bfd, &r, &cs); err != nil {
 		if err == unix.ENOSYS || err == unix.EPERM {
 			noCachestat.Store(true)
 		}

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/diskio-go/diskio/aio"
+	"github.com/diskio-go/diskio/internal/sys"
 )
 
 // aioQueue drives one Linux AIO context. AIO is asynchronous only for
@@ -167,7 +168,7 @@ func (q *aioQueue) reap(dst []completion) (int, error) {
 			// The poll fired: reset the counter before it is armed
 			// again. The loop looks at its channel after this.
 			var buf [8]byte
-			unix.Read(q.efd, buf[:])
+			sys.Read(q.efd, buf[:])
 		}
 	}
 	return n, nil

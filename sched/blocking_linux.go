@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/sys"
 )
 
 // blockingDo performs r with plain system calls on the caller's goroutine:
@@ -63,20 +65,20 @@ func blockingCall(r *request, b []byte) (int, error) {
 	fd, off := int(r.fd), r.off+int64(r.done)
 	switch r.op {
 	case OpRead:
-		return unix.Pread(fd, b, off)
+		return sys.Pread(fd, b, off)
 	case OpWrite:
 		if r.rwf != 0 {
-			return unix.Pwritev2(fd, [][]byte{b}, off, int(r.rwf))
+			return sys.Pwritev2(fd, b, off, int(r.rwf))
 		}
-		return unix.Pwrite(fd, b, off)
+		return sys.Pwrite(fd, b, off)
 	case OpFsync:
-		return 0, unix.Fsync(fd)
+		return 0, sys.Fsync(fd)
 	case OpFdatasync:
-		return 0, unix.Fdatasync(fd)
+		return 0, sys.Fdatasync(fd)
 	case OpFallocate:
-		return 0, unix.Fallocate(fd, r.mode, r.off, r.size)
+		return 0, sys.Fallocate(fd, r.mode, r.off, r.size)
 	case OpUnlink:
-		return 0, unix.Unlinkat(fd, string(r.buf[:len(r.buf)-1]), int(r.mode))
+		return 0, sys.Unlinkat(fd, string(r.buf[:len(r.buf)-1]), int(r.mode))
 	}
 	return 0, nil
 }

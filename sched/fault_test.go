@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/diskio-go/diskio/internal/sys"
 	"github.com/diskio-go/diskio/internal/testenv"
 )
 
@@ -188,7 +189,7 @@ func TestFaultsDropAndDelay(t *testing.T) {
 }
 
 // TestFaultsEAGAINBounded: a request whose every attempt says EAGAIN fails
-// with EAGAIN after againLimit attempts, on every path it can take (the
+// with EAGAIN after sys.AgainLimit attempts, on every path it can take (the
 // queue, the caller's thread), instead of being resubmitted for ever.
 func TestFaultsEAGAINBounded(t *testing.T) {
 	for _, b := range faultBackends {
@@ -224,8 +225,8 @@ func TestFaultsEAGAINBounded(t *testing.T) {
 				require.ErrorAs(t, werr, &ioe)
 				require.Equal(t, unix.EAGAIN, ioe.Err)
 				require.ErrorIs(t, serr, unix.EAGAIN)
-				require.Equal(t, againLimit, inj.count(OpWrite))
-				require.Equal(t, againLimit, inj.count(OpFdatasync))
+				require.Equal(t, sys.AgainLimit, inj.count(OpWrite))
+				require.Equal(t, sys.AgainLimit, inj.count(OpFdatasync))
 				inj.mu.Lock()
 				paths := map[Path]bool{}
 				for _, a := range inj.attempts {

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/sys"
 )
 
 // File is one open file as its Scheduler knows it: the descriptor its
@@ -64,15 +66,8 @@ func (s *Scheduler) Open(fd int, name string) (*File, error) {
 // device, made on the caller as os.File makes it.
 func inMemory(fd int) bool {
 	var st unix.Statfs_t
-	for {
-		err := unix.Fstatfs(fd, &st)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return false
-		}
-		break
+	if sys.Fstatfs(fd, &st) != nil {
+		return false
 	}
 	switch uint32(st.Type) {
 	case unix.TMPFS_MAGIC, unix.RAMFS_MAGIC:
@@ -183,7 +178,7 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 // counted only where page-cache hits are (a Tracer's records, which this
 // path is not taken with, as it is not with faults). It stops at the end
 // of the file (a read) and at the first error, which it leaves for the
-// scheduler's path to make again and report, from done; EINTR is retried.
+// scheduler's path to make again and report, from done.
 func (f *File) copyInMemory(op Op, p []byte, off int64) (done int, err error) {
 	if f.s.state.Load()&stateClosed != 0 {
 		return 0, ErrClosed
@@ -191,12 +186,9 @@ func (f *File) copyInMemory(op Op, p []byte, off int64) (done int, err error) {
 	for done < len(p) {
 		var n int
 		if op == OpRead {
-			n, err = unix.Pread(int(f.fd), p[done:], off+int64(done))
+			n, err = sys.Pread(int(f.fd), p[done:], off+int64(done))
 		} else {
-			n, err = unix.Pwrite(int(f.fd), p[done:], off+int64(done))
-		}
-		if err == unix.EINTR {
-			continue
+			n, err = sys.Pwrite(int(f.fd), p[done:], off+int64(done))
 		}
 		if err != nil || n == 0 {
 			if op == OpRead && err == nil {

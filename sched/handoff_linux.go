@@ -3,9 +3,7 @@
 package sched
 
 import (
-	"unsafe"
-
-	"golang.org/x/sys/unix"
+	"github.com/diskio-go/diskio/internal/sys"
 )
 
 // viaLoop hands r to the loop and waits until it is done.
@@ -92,12 +90,7 @@ func (s *Scheduler) wakeLoop() {
 	// P meanwhile and start another thread to run it (it did, in
 	// contrib/pebblevfs's YCSB runs: docs/2026-11-28-design-figures.md);
 	// a raw one keeps the P with its caller.
-	for {
-		_, _, errno := unix.RawSyscall(unix.SYS_WRITE, uintptr(s.efd), uintptr(unsafe.Pointer(&one[0])), uintptr(len(one)))
-		if errno != unix.EINTR {
-			break
-		}
-	}
+	sys.RawWrite(s.efd, one[:])
 	if s.tracer != nil {
 		s.tracer.SyscallDone(SyscallEvent{Call: SysEventfdWrite, Start: start, End: Now()})
 	}

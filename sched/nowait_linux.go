@@ -6,7 +6,8 @@ import (
 	"io"
 	"syscall"
 	"time"
-	"unsafe"
+
+	"github.com/diskio-go/diskio/internal/sys"
 
 	"golang.org/x/sys/unix"
 )
@@ -51,18 +52,11 @@ func (f *File) ReadAtNowait(p []byte, off int64) (int, error) {
 		if s.state.Load()&stateClosed != 0 {
 			return 0, ErrClosed
 		}
-		for {
-			n, errno := rwv2(unix.SYS_PREADV2, int(f.fd), p, off, unix.RWF_NOWAIT, true)
-			switch errno {
-			case 0:
-				return n, nil
-			case unix.EINTR:
-				continue
-			case unix.EAGAIN:
-				f.missed.Store(true)
-			}
-			return 0, errno
+		n, err := sys.RawPreadv2(int(f.fd), p, off, 0)
+		if err == unix.EAGAIN {
+			f.missed.Store(true)
 		}
+		return n, err
 	}
 	n, err := s.nowait(OpRead, f.fd, p, off, 0, !f.missed.Load())
 	if miss := err == unix.EAGAIN; miss != f.missed.Load() {
@@ -144,17 +138,24 @@ func (s *Scheduler) nowait(op Op, fd int32, p []byte, off int64, rwf uint32, raw
 		}
 		submits++
 		if errno == 0 {
-			nr := uintptr(unix.SYS_PREADV2)
-			if op == OpWrite {
-				nr = unix.SYS_PWRITEV2
+			var e error
+			switch {
+			case op == OpWrite:
+				n, e = sys.Pwritev2(int(fd), b, off, int(flags))
+			case raw && len(b) <= rawNowaitMax:
+				n, e = sys.RawPreadv2(int(fd), b, off, int(flags))
+			default:
+				n, e = sys.Preadv2(int(fd), b, off, int(flags))
 			}
-			n, errno = rwv2(nr, int(fd), b, off, flags, raw && len(b) <= rawNowaitMax)
+			if e != nil {
+				errno = e.(syscall.Errno)
+			}
 		}
 		if f.Delay > 0 {
 			time.Sleep(f.Delay)
 		}
 		if errno == unix.EINTR {
-			continue
+			continue // injected: package sys retries the kernel's
 		}
 		if errno != 0 {
 			n, err = 0, errno
@@ -180,28 +181,6 @@ func (s *Scheduler) nowait(op Op, fd int32, p []byte, off int64, rwf uint32, raw
 	return n, err
 }
 
-// rwv2 is preadv2 or pwritev2 (nr) of one buffer. The iovec lives on the
-// stack: x/sys/unix's Preadv2 allocates one per call, which a page-cache
-// hit (about a microsecond) would feel. raw makes the call without
-// telling the runtime (see rawNowaitMax). It is small enough to inline,
-// and calls syscall.RawSyscall6 directly rather than x/sys/unix's (an
-// assembly jump to it), which a hit feels too.
-func rwv2(nr uintptr, fd int, b []byte, off int64, flags uint32, raw bool) (int, syscall.Errno) {
-	iov := unix.Iovec{Base: unsafe.SliceData(b)}
-	iov.SetLen(len(b))
-	// The offset's high half is 0 on 64-bit systems (the kernel takes
-	// it from the low word), as x/sys/unix's offs2lohi computes.
-	lo, hi := uintptr(off), uintptr(uint64(off)>>(unsafe.Sizeof(uintptr(0))*8-1)>>1)
-	var r uintptr
-	var e syscall.Errno
-	if raw {
-		r, _, e = syscall.RawSyscall6(nr, uintptr(fd), uintptr(unsafe.Pointer(&iov)), 1, lo, hi, uintptr(flags))
-	} else {
-		r, _, e = syscall.Syscall6(nr, uintptr(fd), uintptr(unsafe.Pointer(&iov)), 1, lo, hi, uintptr(flags))
-	}
-	return int(r), e
-}
-
 // rawNowaitMax is the largest page-cache attempt made without telling the
 // runtime it is in a system call (RawSyscall6: no entersyscall, so the
 // runtime never hands the P to a new thread during it), when a hit is
@@ -214,10 +193,6 @@ func rwv2(nr uintptr, fd int, b []byte, off int64, flags uint32, raw bool) (int,
 // that holding the P would delay other goroutines and the GC. (Figures:
 // docs/2026-11-28-design-figures.md.)
 const rawNowaitMax = 64 << 10
-
-// inlineAgain is how many attempts WriteAtInline makes of a write the
-// kernel answers with EAGAIN.
-const inlineAgain = 16
 
 // WriteAtInline writes p at off on the caller's goroutine, as os.File
 // writes: pwrite64 (pwritev2 with rwf, or at the descriptor's own offset
@@ -261,20 +236,21 @@ func (f *File) WriteAtInline(p []byte, off int64, rwf uint32) (int, error) {
 		submits++
 		n := 0
 		if errno == 0 {
+			var e error
 			if rwf == 0 && at >= 0 {
-				var e error
-				n, e = unix.Pwrite(fd, b, at)
-				if e != nil {
-					errno = e.(syscall.Errno)
-				}
+				n, e = sys.Pwrite(fd, b, at)
 			} else {
-				n, errno = rwv2(unix.SYS_PWRITEV2, fd, b, at, rwf, false)
+				n, e = sys.Pwritev2(fd, b, at, int(rwf))
+			}
+			if e != nil {
+				errno = e.(syscall.Errno)
 			}
 		}
 		if f.Delay > 0 {
 			time.Sleep(f.Delay)
 		}
-		if errno == unix.EINTR || errno == unix.EAGAIN && submits < inlineAgain {
+		if errno == unix.EINTR || errno == unix.EAGAIN && submits < sys.AgainLimit {
+			// EINTR: injected (package sys retries the kernel's).
 			// EAGAIN: a descriptor in non-blocking mode, or an
 			// injected fault; a regular file's write does not say it
 			// otherwise.

@@ -50,7 +50,7 @@ type request struct {
 	// neither statistics nor tracer want them.
 	tEnqueue, tTaken, tSubmit, tComplete int64
 	submits                              int32
-	again                                uint8 // attempts that ended in EAGAIN (result_linux.go's againLimit)
+	again                                uint8 // attempts that ended in EAGAIN (sys.AgainLimit)
 	fixed                                bool  // went through a registered buffer
 
 	// detached: the caller gave its reference on the scheduler back

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/diskio-go/diskio/internal/dio"
+	"github.com/diskio-go/diskio/internal/sys"
 )
 
 // finish records the kernel's result res for r and says whether r is done
@@ -31,8 +32,8 @@ func finish(r *request, res int32) bool {
 			// A regular file's I/O says EAGAIN only on a descriptor in
 			// non-blocking mode or when the kernel is short of
 			// resources for a moment: retry a bounded number of times,
-			// then report it, as the caller's paths do (againLimit).
-			if r.again++; r.again < againLimit {
+			// then report it, as the caller's paths do (sys.AgainLimit).
+			if r.again++; r.again < sys.AgainLimit {
 				return false
 			}
 			r.err = failed(r, errno)
@@ -79,18 +80,13 @@ var errWouldBlock = errors.New("sched: write would block")
 
 var errShortWrite = errors.New("sched: write made no progress (0 bytes written)")
 
-// againLimit is how many attempts of a request may end in EAGAIN before
-// the EAGAIN is its caller's (nowait_linux.go's inlineAgain is the same
-// bound on the caller's goroutine).
-const againLimit = inlineAgain
-
 // explainEINVAL is the error for a read or write that failed with EINVAL:
 // on an O_DIRECT descriptor, an *dio.EINVALError that says which part of
 // the request breaks the alignment; on any other descriptor (a directory
 // whose offset is past what read accepts, a buffered file) the bare
 // EINVAL, as os.File gives it.
 func explainEINVAL(r *request) error {
-	fl, err := unix.FcntlInt(uintptr(r.fd), unix.F_GETFL, 0)
+	fl, err := sys.Fcntl(int(r.fd), unix.F_GETFL, 0)
 	if err != nil || fl&unix.O_DIRECT == 0 {
 		return syscall.EINVAL
 	}

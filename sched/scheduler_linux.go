@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/sys"
 )
 
 // Scheduler owns one kernel queue and the loop goroutine that
@@ -165,7 +167,7 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 	if b == AIO {
 		flags |= unix.EFD_NONBLOCK
 	}
-	efd, err := unix.Eventfd(0, flags)
+	efd, err := sys.Eventfd(0, flags)
 	if err != nil {
 		return nil, os.NewSyscallError("eventfd", err)
 	}
@@ -173,7 +175,7 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 	ready := make(chan error, 1)
 	go s.run(b, opts, ready)
 	if err := <-ready; err != nil {
-		unix.Close(efd)
+		sys.Close(efd)
 		return nil, err
 	}
 	return s, nil
@@ -238,7 +240,7 @@ func (s *Scheduler) Close() error {
 		s.efdMu.Lock()
 		defer s.efdMu.Unlock()
 		s.efdOpen = false
-		return os.NewSyscallError("close", unix.Close(s.efd))
+		return os.NewSyscallError("close", sys.Close(s.efd))
 	}
 	return nil
 }

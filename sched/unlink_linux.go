@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/sys"
 )
 
 // Unlinkat removes path, relative to the directory dirfd (unix.AT_FDCWD:
@@ -34,10 +36,5 @@ func (s *Scheduler) Unlinkat(dirfd int, path string, flags int) error {
 		_, err := s.do(r)
 		return err
 	}
-	for {
-		err := unix.Unlinkat(dirfd, path, flags)
-		if err != unix.EINTR {
-			return err
-		}
-	}
+	return sys.Unlinkat(dirfd, path, flags)
 }

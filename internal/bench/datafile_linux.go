@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/sys"
 )
 
 // The data file of read benchmarks: real bytes, never a fallocated file,
@@ -32,7 +34,7 @@ func Fill(f *os.File, size int64, progress func(done, total int64)) error {
 	if err := f.Sync(); err != nil {
 		return err
 	}
-	return unix.Fadvise(int(f.Fd()), 0, size, unix.FADV_DONTNEED)
+	return sys.Fadvise(int(f.Fd()), 0, size, unix.FADV_DONTNEED)
 }
 
 // Evict writes back and drops the file's pages from the page cache
@@ -47,8 +49,8 @@ func Evict(path string) error {
 	}
 	defer f.Close()
 	fd := int(f.Fd())
-	unix.Fdatasync(fd) // a read-only descriptor may refuse; the pages are clean then
-	return unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED)
+	sys.Fdatasync(fd) // a read-only descriptor may refuse; the pages are clean then
+	return sys.Fadvise(fd, 0, 0, unix.FADV_DONTNEED)
 }
 
 // Warm reads [0, n) of the file through the page cache, so that the next

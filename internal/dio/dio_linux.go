@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/diskio-go/diskio/internal/mem"
+	"github.com/diskio-go/diskio/internal/sys"
 )
 
 // sysfsRoot is where sysfs is mounted.
@@ -42,7 +43,7 @@ func (s *statInfo) isBlockDevice() bool { return s.mode&unix.S_IFMT == unix.S_IF
 // back to fstatat.
 func statxInfo(dirfd int, path string, flags int) (statInfo, error) {
 	var stx unix.Statx_t
-	err := unix.Statx(dirfd, path, flags, unix.STATX_TYPE|unix.STATX_DIOALIGN, &stx)
+	err := sys.Statx(dirfd, path, flags, unix.STATX_TYPE|unix.STATX_DIOALIGN, &stx)
 	if err == nil {
 		return statInfo{
 			mode:     uint32(stx.Mode),
@@ -57,7 +58,7 @@ func statxInfo(dirfd int, path string, flags int) (statInfo, error) {
 		return statInfo{}, err
 	}
 	var st unix.Stat_t
-	if err := unix.Fstatat(dirfd, path, &st, flags); err != nil {
+	if err := sys.Fstatat(dirfd, path, &st, flags); err != nil {
 		return statInfo{}, err
 	}
 	return statInfo{mode: st.Mode, dev: uint64(st.Dev), rdev: uint64(st.Rdev)}, nil
@@ -107,8 +108,8 @@ func ForPath(path string) (Alignment, error) {
 		if a, err := sysfsAlignment(sysfsRoot, st.rdev); err == nil {
 			return a, nil
 		}
-		if fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0); err == nil {
-			defer unix.Close(fd)
+		if fd, err := sys.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0); err == nil {
+			defer sys.Close(fd)
 			if a, err := blkAlignment(fd); err == nil {
 				return a, nil
 			}
@@ -160,7 +161,7 @@ func fromStatx(st *statInfo, fd int, name func() string) (Alignment, error) {
 	if st.isBlockDevice() {
 		dev = st.rdev
 		if fd >= 0 {
-			if p, err := unix.IoctlGetInt(fd, unix.BLKPBSZGET); err == nil && valid(p) && p >= o {
+			if p, err := sys.IoctlGetInt(fd, unix.BLKPBSZGET); err == nil && valid(p) && p >= o {
 				a.Physical = p
 				return a, nil
 			}
@@ -188,7 +189,7 @@ func regularFallback(st *statInfo) Alignment {
 // blkAlignment asks the block device open as fd for its logical (and
 // physical) block size.
 func blkAlignment(fd int) (Alignment, error) {
-	l, err := unix.IoctlGetInt(fd, unix.BLKSSZGET)
+	l, err := sys.IoctlGetInt(fd, unix.BLKSSZGET)
 	if err != nil {
 		return Alignment{}, fmt.Errorf("ioctl BLKSSZGET: %w", err)
 	}
@@ -196,7 +197,7 @@ func blkAlignment(fd int) (Alignment, error) {
 		return Alignment{}, fmt.Errorf("ioctl BLKSSZGET: implausible logical block size %d", l)
 	}
 	a := Alignment{Memory: l, Offset: l, Source: SourceBlkSSZGet}
-	if p, err := unix.IoctlGetInt(fd, unix.BLKPBSZGET); err == nil && valid(p) && p >= l {
+	if p, err := sys.IoctlGetInt(fd, unix.BLKPBSZGET); err == nil && valid(p) && p >= l {
 		a.Physical = p
 	}
 	return a, nil
@@ -212,20 +213,20 @@ func devNodeAlignment(root string, dev uint64) (Alignment, error) {
 		return Alignment{}, fmt.Errorf("device %d:%d is not a block device", unix.Major(dev), unix.Minor(dev))
 	}
 	for _, node := range devNodes(root, dev) {
-		fd, err := unix.Open(node, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+		fd, err := sys.Open(node, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 		if err != nil {
 			continue
 		}
 		var st unix.Stat_t
-		if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFBLK && uint64(st.Rdev) == dev {
+		if sys.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFBLK && uint64(st.Rdev) == dev {
 			a, err := blkAlignment(fd)
-			unix.Close(fd)
+			sys.Close(fd)
 			if err == nil {
 				return a, nil
 			}
 			continue
 		}
-		unix.Close(fd)
+		sys.Close(fd)
 	}
 	return Alignment{}, fmt.Errorf("no accessible device node for %d:%d", unix.Major(dev), unix.Minor(dev))
 }
@@ -257,7 +258,7 @@ func fdName(fd int) string {
 // reports: "ext4/ext2/ext3", "xfs", "tmpfs", ... (see [FSTypeName]).
 func FSType(path string) (string, error) {
 	var sfs unix.Statfs_t
-	if err := unix.Statfs(path, &sfs); err != nil {
+	if err := sys.Statfs(path, &sfs); err != nil {
 		return "", &os.PathError{Op: "statfs", Path: path, Err: err}
 	}
 	// f_type is 32 bits wide in the kernel; Statfs_t.Type is signed on
@@ -324,9 +325,9 @@ func ProbeAlignment(dir string) (Alignment, error) {
 		}
 		return Alignment{}, fmt.Errorf("dio: probing O_DIRECT at %s (%s): %w", dir, fsType, err)
 	}
-	defer unix.Close(fd)
+	defer sys.Close(fd)
 	// The descriptor keeps the file alive; the name is not needed.
-	unlinkErr := unix.Unlink(name)
+	unlinkErr := sys.Unlink(name)
 
 	a, err := forFD(fd, func() string { return name })
 	if err != nil {
@@ -354,11 +355,11 @@ func createProbeFile(dir string) (string, int, error) {
 	for range 100 {
 		name := filepath.Join(dir, fmt.Sprintf(".dio-probe-%d-%d", os.Getpid(), rand.Uint32()))
 		var fd int
-		fd, err = unix.Open(name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_DIRECT|unix.O_CLOEXEC, 0o600)
+		fd, err = sys.Open(name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_DIRECT|unix.O_CLOEXEC, 0o600)
 		switch err {
 		case nil:
 			return name, fd, nil
-		case unix.EEXIST, unix.EINTR:
+		case unix.EEXIST:
 			continue
 		}
 		return "", -1, &os.PathError{Op: "open", Path: name, Err: err}
@@ -383,10 +384,12 @@ func writeReadBlock(fd int, a Alignment) error {
 	for i := range wbuf {
 		wbuf[i] = byte(i*7 + 1)
 	}
-	if err := retryEINTR(func() (int, error) { return unix.Pwrite(fd, wbuf, 0) }, "pwrite", n, wbuf, a); err != nil {
+	got, err := sys.Pwrite(fd, wbuf, 0)
+	if err := checkBlock("pwrite", got, err, n, wbuf, a); err != nil {
 		return err
 	}
-	if err := retryEINTR(func() (int, error) { return unix.Pread(fd, rbuf, 0) }, "pread", n, rbuf, a); err != nil {
+	got, err = sys.Pread(fd, rbuf, 0)
+	if err := checkBlock("pread", got, err, n, rbuf, a); err != nil {
 		return err
 	}
 	for i := range rbuf {
@@ -397,23 +400,19 @@ func writeReadBlock(fd int, a Alignment) error {
 	return nil
 }
 
-func retryEINTR(f func() (int, error), op string, n int, buf []byte, a Alignment) error {
-	for {
-		got, err := f()
-		if err == unix.EINTR {
-			continue
-		}
-		if err == unix.EINVAL {
-			return ExplainEINVAL(op, 0, n, uintptr(unsafe.Pointer(&buf[0])), a)
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", op, err)
-		}
-		if got != n {
-			return fmt.Errorf("%s of %d bytes with O_DIRECT transferred %d", op, n, got)
-		}
-		return nil
+// checkBlock is the error of writeReadBlock's op, which transferred got
+// of n bytes of buf, or failed with err.
+func checkBlock(op string, got int, err error, n int, buf []byte, a Alignment) error {
+	if err == unix.EINVAL {
+		return ExplainEINVAL(op, 0, n, uintptr(unsafe.Pointer(&buf[0])), a)
 	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if got != n {
+		return fmt.Errorf("%s of %d bytes with O_DIRECT transferred %d", op, n, got)
+	}
+	return nil
 }
 
 // alignedBuf returns n bytes of mapped memory aligned to align, and the
