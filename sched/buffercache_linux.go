@@ -7,7 +7,6 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
-
 )
 
 // The scheduler's buffer cache: memory from AllocBuffer that callers gave

@@ -113,7 +113,6 @@ type Options struct {
 	// defaults need none of them. Where the kernel refuses them, New
 	// falls back as it does for any io_uring setup failure (Fallback).
 	SetupFlags uint32
-
 }
 
 // defaultEntries is the in-flight bound when Options.Entries is zero. On
