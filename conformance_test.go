@@ -413,8 +413,6 @@ var scenarios = []struct {
 				require.Contains(t, err.Error(), fmt.Sprintf(" at offset %d (1 bytes): file too large", off))
 				require.Equal(t, off, ioe.Off)
 				require.Equal(t, 1, ioe.Len)
-				var sioe *sched.IOError // the scheduler's account: not a second layer
-				require.False(t, errors.As(err, &sioe), "a second wrapper: %#v", sioe)
 				err = errors.Unwrap(err)
 			} else {
 				require.Equal(t, "os", im.name, "diskio's kernel error is not an *IOError: %#v", err)

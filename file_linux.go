@@ -372,30 +372,19 @@ func (f *File) pathErr(op string, err error) error {
 	if errors.Is(err, sched.ErrClosed) {
 		err = os.ErrClosed
 	}
-	var ioe *sched.IOError
-	if errors.As(err, &ioe) {
-		err = ioe.Err // the errno, as os.File's PathError holds it
-	}
 	return &fs.PathError{Op: op, Path: f.name, Err: err}
 }
 
 // pathErrAt is pathErr for a read or write of n bytes at off: a failure
-// of the kernel's becomes an *IOError naming them (the scheduler's own
-// account of the request, in the aligned terms the kernel saw, is not
-// kept: one layer over the PathError, see IOError).
+// of the kernel's becomes an *IOError naming them: the one layer over
+// the errno, which the scheduler and the system calls give bare.
 func (f *File) pathErrAt(op string, off int64, n int, err error) error {
 	if err == nil || err == io.EOF {
 		return err // before errors.As, whose target would escape: no allocation per read
 	}
-	// The kernel's errno, from the scheduler (an *sched.IOError) or
-	// from a system call made on the caller (bare).
-	var errno syscall.Errno
-	var ioe *sched.IOError
-	if errors.As(err, &ioe) {
-		errno = ioe.Err
-	} else if e, ok := err.(syscall.Errno); ok {
-		errno = e
-	}
+	// The kernel's errno, bare from the scheduler and from the system
+	// calls made on the caller alike.
+	errno, _ := err.(syscall.Errno)
 	switch errno {
 	case 0, unix.EBADF, unix.EISDIR, unix.EINVAL:
 		// Not a failure at a range: the descriptor (write-only, a

@@ -30,9 +30,10 @@
 // the buffer is done or a read reaches the end of the file (then n is
 // short and the error nil). EINTR is retried; EAGAIN is retried up to 16
 // times, then fails the request like any other error. Any other kernel
-// error fails only the request it belongs to, as an *IOError naming the
-// operation, offset and length, whose errno errors.Is sees through; EINVAL
-// on an O_DIRECT file is explained with the file's alignment.
+// error fails only the request it belongs to, as the bare syscall.Errno a
+// system call would give (the caller knows the operation, offset and
+// length, and wraps it once at its API edge); EINVAL on an O_DIRECT file
+// is explained with the file's alignment.
 //
 // # Memory
 //
