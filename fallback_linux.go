@@ -2,10 +2,6 @@
 
 package diskio
 
-import (
-	"github.com/diskio-go/diskio/sched"
-)
-
 // reportBuffered is called by setup for a File that asked for O_DIRECT
 // (Direct): if it runs buffered, it tells f's scheduler (its
 // Options.OnFallback, its trace recorder). err is why, when the reopen
@@ -19,5 +15,5 @@ func (f *File) reportBuffered(err error) {
 	if err != nil {
 		reason = "reopening for O_DIRECT failed: " + err.Error()
 	}
-	f.sched().ReportFallback(sched.Fallback{Path: f.name, Reason: reason})
+	f.bf.ReportBuffered(reason)
 }

@@ -2,13 +2,20 @@
 
 package sched
 
-// ReportFallback passes fb to Options.OnFallback and to the Tracer if it
-// is a FallbackTracer. The scheduler reports its own fallback (a backend
-// other than its first choice) before New returns; package diskio reports
-// each file opened with WithDirect(Direct) on this scheduler that the
-// filesystem made run buffered. Packages that open files for a scheduler
-// in the same way may report theirs. It is safe for concurrent use.
-func (s *Scheduler) ReportFallback(fb Fallback) {
+// ReportBuffered reports that the File, which was to use O_DIRECT, runs
+// buffered, and why: a Fallback with the File's name as its Path, passed
+// to Options.OnFallback and to the Tracer if it is a FallbackTracer, and
+// counted in Stats.Fallbacks. Package diskio reports each file opened with
+// WithDirect(Direct) that the filesystem made run buffered. It is safe for
+// concurrent use.
+func (f *File) ReportBuffered(reason string) {
+	f.s.reportFallback(Fallback{Path: f.name, Reason: reason})
+}
+
+// reportFallback passes fb to Options.OnFallback and to the Tracer if it
+// is a FallbackTracer: the scheduler's own fallback (a backend other than
+// its first choice), reported before New returns, and its Files'.
+func (s *Scheduler) reportFallback(fb Fallback) {
 	if fb.Backend == "" {
 		fb.Backend = s.backend
 	}
@@ -26,6 +33,6 @@ func (s *Scheduler) ReportFallback(fb Fallback) {
 // reportStart reports the scheduler's own fallback, if it has one.
 func (s *Scheduler) reportStart() {
 	if s.reason != "" {
-		s.ReportFallback(Fallback{Backend: s.backend, Reason: s.reason})
+		s.reportFallback(Fallback{Backend: s.backend, Reason: s.reason})
 	}
 }

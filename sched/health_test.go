@@ -68,15 +68,17 @@ func TestStallAge(t *testing.T) {
 }
 
 // The places are counted by kind; files that run buffered are counted
-// from ReportFallback, the scheduler's own fallback is not.
+// from ReportBuffered, the scheduler's own fallback is not.
 func TestPlacesAndFallbacks(t *testing.T) {
 	s := newSched(t, URing, Options{IOWQMaxWorkers: 3})
 	var st Stats
 	s.ReadStats(&st)
 	require.Equal(t, PlaceStats{Inline: maxInline, Blocking: 3}, st.Places)
 	require.Zero(t, st.Fallbacks)
-	s.ReportFallback(Fallback{Reason: "test: scheduler"})
-	s.ReportFallback(Fallback{Path: "/x", Reason: "test: file"})
+	s.reportFallback(Fallback{Reason: "test: scheduler"})
+	h, err := s.Open(0, "/x")
+	require.NoError(t, err)
+	h.ReportBuffered("test: file")
 	s.ReadStats(&st)
 	require.EqualValues(t, 1, st.Fallbacks)
 

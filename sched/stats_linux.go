@@ -184,7 +184,7 @@ type Stats struct {
 	// threads, and how many are in use now (health_linux.go).
 	Places PlaceStats
 	// Fallbacks counts the files reported to run buffered although
-	// they asked for O_DIRECT (ReportFallback with a Path).
+	// they asked for O_DIRECT (File.ReportBuffered).
 	Fallbacks uint64
 	// Buffers is what the buffer cache (AllocBuffer) holds and took.
 	Buffers BufferStats

@@ -308,7 +308,9 @@ func TestRealPrometheus(t *testing.T) {
 	require.EqualValues(t, 0, slow["8"])
 
 	// A fallback.
-	s.ReportFallback(sched.Fallback{Path: "/data/table", Reason: "test: O_DIRECT refused"})
+	h, err := s.Open(0, "/data/table")
+	require.NoError(t, err)
+	h.ReportBuffered("test: O_DIRECT refused")
 	t1 := time.Now()
 	waitFor(t, 3*scrape+time.Second, "DiskioFallback firing", func() bool {
 		return p.firing(t)["DiskioFallback"]
