@@ -249,9 +249,17 @@ func TestSyncDir(t *testing.T) {
 
 // TestGroupCommitCovers: concurrent committers share flushes, and each is
 // released only by a successful flush issued after it called, which
-// completed before it returned.
+// completed before it returned. Each flush takes at least a millisecond,
+// as a disk's does, so that committers arrive while one is in flight
+// however loaded the machine is (a tmpfs or a disk with a write cache
+// flushes in microseconds).
 func TestGroupCommitCovers(t *testing.T) {
-	in := &injector{}
+	in := &injector{fn: func(a sched.Attempt, _ int) sched.Fault {
+		if a.Op == sched.OpFsync || a.Op == sched.OpFdatasync {
+			return sched.Fault{Delay: time.Millisecond}
+		}
+		return sched.Fault{}
+	}}
 	s := faultSched(t, in)
 	f := openWith(t, filepath.Join(t.TempDir(), "gc"), os.O_RDWR|os.O_CREATE, WithScheduler(s))
 	const writers, rounds = 32, 4
