@@ -41,11 +41,7 @@ type File struct {
 	plain  bool         // a file the runtime polls, or known not regular: every call goes to osf (nonregular_linux.go)
 	kind   atomic.Int32 // kindRegular or kindOther once known, where OpenFile did not fstat (enter)
 
-	// refs is the fdMutex-style count of calls in progress; refClosed
-	// marks Close. Close waits for the count to drain before it touches
-	// the descriptor, so in-flight I/O never meets a closed or reused fd.
-	refs   atomic.Int64
-	drainL drainLatch // Close waits on it when calls were in progress
+	life lifetime // calls in progress, and Close (lifetime_linux.go)
 
 	// pos is the cursor. Read, Write and Seek change it holding posMu;
 	// WriteTo and ReadFrom, which must not hold posMu while the other
@@ -70,8 +66,6 @@ type File struct {
 	streams streamSet // open StreamReaders, ended by Close (stream_linux.go)
 	pc      pageCache // buffered files: page-cache reads and writes with RWF_NOWAIT (pagecache_linux.go)
 }
-
-const refClosed = 1 << 62
 
 var errWriteAtInAppendMode = errors.New("os: invalid use of WriteAt on file opened with O_APPEND")
 
@@ -284,7 +278,7 @@ func (f *File) Fd() uintptr {
 	if p, ok := f.plainPath(); ok {
 		return p.Fd()
 	}
-	if f.refs.Load()&refClosed != 0 {
+	if f.life.closed() {
 		return ^uintptr(0)
 	}
 	return uintptr(f.bfd)
@@ -308,62 +302,20 @@ func (f *File) Alignment() int {
 	return int(max(f.block, int64(f.mem)))
 }
 
-// acquire counts a call in; it fails once Close has begun. It and
-// release are small enough to be inlined: a page-cache hit pays for both.
+// acquire counts a call in; it fails once Close has begun.
 func (f *File) acquire(op string) error {
-	if f.refs.Add(1)&refClosed != 0 {
+	if !f.life.acquire() {
 		return f.closedErr(op)
 	}
 	return nil
 }
 
 func (f *File) closedErr(op string) error {
-	f.release()
+	f.life.release()
 	return &fs.PathError{Op: op, Path: f.name, Err: os.ErrClosed}
 }
 
-func (f *File) release() {
-	if f.refs.Add(-1) == refClosed {
-		f.drain()
-	}
-}
-
-func (f *File) drain() { f.drainL.open() }
-
-// drainLatch is what Close waits on while calls are in progress: a
-// channel made only when Close has to wait, closed once.
-type drainLatch struct {
-	mu     sync.Mutex
-	ch     chan struct{}
-	opened bool
-}
-
-// open releases the waiter, now or when it comes; more calls do nothing.
-func (l *drainLatch) open() {
-	l.mu.Lock()
-	if !l.opened {
-		l.opened = true
-		if l.ch != nil {
-			close(l.ch)
-		}
-	}
-	l.mu.Unlock()
-}
-
-// wait returns once open has been called.
-func (l *drainLatch) wait() {
-	l.mu.Lock()
-	if l.opened {
-		l.mu.Unlock()
-		return
-	}
-	if l.ch == nil {
-		l.ch = make(chan struct{})
-	}
-	ch := l.ch
-	l.mu.Unlock()
-	<-ch
-}
+func (f *File) release() { f.life.release() }
 
 func (f *File) pathErr(op string, err error) error {
 	if err == nil || err == io.EOF {
@@ -404,17 +356,8 @@ func (f *File) Close() error {
 	if f == nil {
 		return os.ErrInvalid
 	}
-	for {
-		old := f.refs.Load()
-		if old&refClosed != 0 {
-			return &fs.PathError{Op: "close", Path: f.name, Err: os.ErrClosed}
-		}
-		if f.refs.CompareAndSwap(old, old|refClosed) {
-			if old == 0 {
-				f.drain()
-			}
-			break
-		}
+	if !f.life.close() {
+		return &fs.PathError{Op: "close", Path: f.name, Err: os.ErrClosed}
 	}
 	if f.plain {
 		// Every call of a plain File reaches the descriptor through
@@ -425,7 +368,7 @@ func (f *File) Close() error {
 		return f.osf.Close()
 	}
 	f.streams.end()
-	f.drainL.wait()
+	f.life.drained()
 	if f.direct {
 		runtime.SetFinalizer(f, nil)
 	}

@@ -129,7 +129,7 @@ func (f *File) nowaitPlain() (nowaitStatus, bool) {
 	switch {
 	case f == nil:
 		why = os.ErrInvalid.Error()
-	case f.refs.Load()&refClosed != 0:
+	case f.life.closed():
 		why = os.ErrClosed.Error()
 	case f.notRegular():
 		why = errNotRegular.Error() + ": os.File's calls"
