@@ -304,7 +304,7 @@ func (f *File) Alignment() int {
 
 // acquire counts a call in; it fails once Close has begun.
 func (f *File) acquire(op string) error {
-	if !f.life.acquire() {
+	if f.life.refs.Add(1)&refClosed != 0 { // life.acquire, written out to keep this inlinable
 		return f.closedErr(op)
 	}
 	return nil

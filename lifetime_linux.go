@@ -18,10 +18,9 @@ type lifetime struct {
 
 const refClosed = 1 << 62
 
-// acquire counts a call in; it reports false once Close has begun, and
-// the call must then still release. It and release are small enough to
-// be inlined: a page-cache hit pays for both.
-func (l *lifetime) acquire() bool { return l.refs.Add(1)&refClosed == 0 }
+// A call counts itself in by adding 1 to refs (File.acquire, written out
+// there so that it inlines: a page-cache hit pays for it), and is refused
+// if refClosed is set; either way it counts itself out with release.
 
 // release counts a call out; the last one out after Close lets it go on.
 func (l *lifetime) release() {
