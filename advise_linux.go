@@ -13,7 +13,7 @@ import (
 // call). On an O_DIRECT file it does nothing: its reads bypass the page
 // cache, and a StreamReader is the way to read ahead.
 func (f *File) Prefetch(off, n int64) error {
-	plain, err := f.enter("prefetch")
+	plain, err := f.acquireOrPlain("prefetch")
 	if err != nil {
 		return err
 	}
@@ -27,7 +27,7 @@ func (f *File) Prefetch(off, n int64) error {
 	if plain {
 		return plainControl(f.osf, "prefetch", func(fd int) error { return fadvise(fd, off, n, AdviceWillNeed) })
 	}
-	return f.pathErr("prefetch", fadvise(f.iofd, off, n, AdviceWillNeed))
+	return f.pathErr("prefetch", fadvise(f.dataFd, off, n, AdviceWillNeed))
 }
 
 // Advise passes posix_fadvise(2) through: advice about how [off, off+n)
@@ -37,7 +37,7 @@ func (f *File) Prefetch(off, n int64) error {
 // cache is not used, so the advice changes nothing but is still checked
 // and passed on.
 func (f *File) Advise(off, n int64, advice Advice) error {
-	plain, err := f.enter("fadvise")
+	plain, err := f.acquireOrPlain("fadvise")
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func (f *File) Advise(off, n int64, advice Advice) error {
 	if plain {
 		return plainControl(f.osf, "fadvise", func(fd int) error { return fadvise(fd, off, n, advice) })
 	}
-	return f.pathErr("fadvise", fadvise(f.iofd, off, n, advice))
+	return f.pathErr("fadvise", fadvise(f.dataFd, off, n, advice))
 }
 
 func fadvise(fd int, off, n int64, advice Advice) error {

@@ -46,14 +46,14 @@ func TestWithClassAndSlowName(t *testing.T) {
 	require.Equal(t, sched.Latency, ev.Class)
 	st := s.Stats()
 	require.EqualValues(t, 1, st.Ops[sched.OpFdatasync][sched.Latency].Requests())
-	fd := f.iofd
+	fd := f.dataFd
 	require.NoError(t, f.Close())
 	// The class was the File's: a file given the same descriptor number
 	// starts unclassified.
 	g, err := OpenFile(path, os.O_RDONLY, 0, WithScheduler(s), WithDirect(PageCache))
 	require.NoError(t, err)
 	defer g.Close()
-	if g.iofd == fd {
+	if g.dataFd == fd {
 		t.Log("the descriptor number was reused")
 	}
 	require.Equal(t, sched.Unclassified, g.io.Class())

@@ -48,7 +48,7 @@ func (f *File) WriteTo(w io.Writer) (int64, error) {
 	// to it): like os.File's, it moves when the copy is done.
 	off := f.pos.Load()
 	// Into anything else: a stream with reads in flight while w writes.
-	if f.acc == os.O_WRONLY {
+	if f.access == os.O_WRONLY {
 		return 0, f.pathErr("read", syscall.EBADF)
 	}
 	var n int64
@@ -83,7 +83,7 @@ func (f *File) ReadFrom(r io.Reader) (int64, error) {
 	if src, ok := r.(*File); ok && src != nil && !src.plain && src != f && !f.append {
 		return copyFiles(f, src)
 	}
-	if f.append || f.acc == os.O_RDONLY {
+	if f.append || f.access == os.O_RDONLY {
 		return genericReadFrom(f, r) // Write's errors and O_APPEND's offsets
 	}
 	if err := f.acquire("write"); err != nil {
@@ -174,7 +174,7 @@ func copyFiles(dst, src *File) (int64, error) {
 		return 0, err
 	}
 	defer dst.release()
-	if dst.acc == os.O_RDONLY {
+	if dst.access == os.O_RDONLY {
 		// os.File's io.Copy between files fails here, in copy_file_range.
 		return 0, dst.pathErr("write", os.NewSyscallError("copy_file_range", syscall.EBADF))
 	}
@@ -245,7 +245,7 @@ func copyFiles(dst, src *File) (int64, error) {
 // kernel refuses before copying anything (different filesystems, an old
 // kernel): the caller then copies through its own memory.
 func copyFileRange(dst, src *File, soff, doff int64) (int64, bool, error) {
-	if src.acc == os.O_WRONLY {
+	if src.access == os.O_WRONLY {
 		return 0, false, nil // the chunked path reports it as os.File would
 	}
 	total, err := src.sizeNow()
@@ -254,12 +254,12 @@ func copyFileRange(dst, src *File, soff, doff int64) (int64, bool, error) {
 	}
 	// The copy is a buffered write of dst's: no direct write of dst's
 	// beside it (directWrite).
-	dst.mixing.Lock()
-	defer dst.mixing.Unlock()
+	dst.writeMix.Lock()
+	defer dst.writeMix.Unlock()
 	var done int64
 	for soff+done < total {
 		so, do := soff+done, doff+done
-		m, cerr := sys.CopyFileRange(src.bfd, &so, dst.bfd, &do, int(min(total-soff-done, 1<<30)), 0)
+		m, cerr := sys.CopyFileRange(src.bufferedFd, &so, dst.bufferedFd, &do, int(min(total-soff-done, 1<<30)), 0)
 		if cerr != nil {
 			if done == 0 && (cerr == unix.EXDEV || cerr == unix.EINVAL || cerr == unix.EOPNOTSUPP ||
 				cerr == unix.ENOSYS || cerr == unix.EBADF || cerr == unix.EPERM) {

@@ -66,7 +66,7 @@ func (f *File) list(fn func(*os.File) error) error {
 	if err == nil || err == io.EOF {
 		f.kind.Store(kindOther) // only a directory lists
 	}
-	if pos, serr := sys.Seek(f.bfd, 0, io.SeekCurrent); serr == nil {
+	if pos, serr := sys.Seek(f.bufferedFd, 0, io.SeekCurrent); serr == nil {
 		f.pos.Store(pos)
 	}
 	return err

@@ -129,7 +129,7 @@ type fileStamp struct {
 // stampDurable records the file's stamp after a durable write of this
 // File's, for nothingToFlush.
 func (f *File) stampDurable() {
-	st, _ := statOf(f.iofd) // on failure !ok: the next flush is not skipped
+	st, _ := statOf(f.dataFd) // on failure !ok: the next flush is not skipped
 	f.mu.Lock()
 	f.durStamp = st
 	f.mu.Unlock()
@@ -145,7 +145,7 @@ func (f *File) nothingToFlush(full bool) bool {
 	if !f.dur.clean(full) {
 		return false
 	}
-	st, _ := statOf(f.iofd)
+	st, _ := statOf(f.dataFd)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return st.ok && f.durStamp == st

@@ -11,7 +11,7 @@ func (f *File) reportBuffered(err error) {
 	if f.direct {
 		return
 	}
-	reason := "the filesystem (" + fsTypeName(f.bfd) + ") refused O_DIRECT"
+	reason := "the filesystem (" + fsTypeName(f.bufferedFd) + ") refused O_DIRECT"
 	if err != nil {
 		reason = "reopening for O_DIRECT failed: " + err.Error()
 	}

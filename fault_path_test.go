@@ -194,7 +194,7 @@ func faultOnPath(t *testing.T, p faultPath, pf pathFault) string {
 		require.NoError(t, err)
 	}
 	mu.Lock()
-	fd = int32(f.iofd)
+	fd = int32(f.dataFd)
 	mu.Unlock()
 
 	const at = faultBlock // the second block, of two

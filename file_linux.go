@@ -24,22 +24,22 @@ import (
 // methods are safe for concurrent use, with the same guarantees as
 // *os.File's (Read, Write and Seek share one cursor).
 type File struct {
-	name   string
-	osf    *os.File    // owns the descriptor as the caller opened it; Stat, Fd and the final close
-	bfd    int         // osf's descriptor: buffered, O_APPEND kept; exact-size tails and appends
-	iofd   int         // the descriptor reads and block writes use: a second, O_DIRECT one where allowed, else bfd (not Fd's)
-	io     *sched.File // the scheduler's handle for iofd: every request of the File's goes through it
-	bf     *sched.File // the handle for bfd: io itself unless the File is direct
-	direct bool
-	block  int64 // offset and length alignment with O_DIRECT
-	page   int64 // the page cache's unit (at least block): buffered and direct I/O never share one in flight
-	mem    uintptr
-	acc    int          // O_RDONLY, O_WRONLY or O_RDWR, as the caller opened it
-	append bool         // O_APPEND: every Write is the kernel's append (RWF_APPEND on bfd)
-	syncFd bool         // bfd is O_SYNC or O_DSYNC: every write through it waits for the disk
-	uses   atomic.Int32 // a direct File's requests to the scheduler, up to registerAfter (registerSoon)
-	plain  bool         // a file the runtime polls, or known not regular: every call goes to osf (nonregular_linux.go)
-	kind   atomic.Int32 // kindRegular or kindOther once known, where OpenFile did not fstat (enter)
+	name       string
+	osf        *os.File    // owns the descriptor as the caller opened it; Stat, Fd and the final close
+	bufferedFd int         // osf's descriptor: buffered, O_APPEND kept; exact-size tails and appends
+	dataFd     int         // the descriptor reads and block writes use: a second, O_DIRECT one where allowed, else bufferedFd (not Fd's)
+	io         *sched.File // the scheduler's handle for dataFd: every request of the File's goes through it
+	bf         *sched.File // the handle for bufferedFd: io itself unless the File is direct
+	direct     bool
+	block      int64 // offset and length alignment with O_DIRECT
+	page       int64 // the page cache's unit (at least block): buffered and direct I/O never share one in flight
+	mem        uintptr
+	access     int          // O_RDONLY, O_WRONLY or O_RDWR, as the caller opened it
+	append     bool         // O_APPEND: every Write is the kernel's append (RWF_APPEND on bufferedFd)
+	syncFd     bool         // bufferedFd is O_SYNC or O_DSYNC: every write through it waits for the disk
+	uses       atomic.Int32 // a direct File's requests to the scheduler, up to registerAfter (registerSoon)
+	plain      bool         // a file the runtime polls, or known not regular: every call goes to osf (nonregular_linux.go)
+	kind       atomic.Int32 // kindRegular or kindOther once known, where OpenFile did not fstat (acquireOrPlain)
 
 	life lifetime // calls in progress, and Close (lifetime_linux.go)
 
@@ -56,15 +56,15 @@ type File struct {
 	// does for regular files.
 	posMu sync.Mutex
 
-	mixing   sync.RWMutex // direct writes (read-locked) never overlap a buffered one (write_linux.go)
-	edgeRA   int64        // start of the window readAheadEdge last asked for (f.mixing)
-	smallEnd int64        // where the last write without a whole page ended (f.mixing)
+	writeMix    sync.RWMutex // direct writes (read-locked) never overlap a buffered one (write_linux.go)
+	readAheadAt int64        // start of the window readAheadEdge last asked for (f.writeMix)
+	partialEnd  int64        // where the last write without a whole page ended (f.writeMix)
 
 	flush flushGroup // Sync and Datasync: group commit, sticky failure (sync_linux.go)
 	dur   durability // what a flush must still cover; durable writes in one trip (durability_linux.go)
 
 	streams streamSet // open StreamReaders, ended by Close (stream_linux.go)
-	pc      pageCache // buffered files: page-cache reads and writes with RWF_NOWAIT (pagecache_linux.go)
+	cache   pageCache // buffered files: page-cache reads and writes with RWF_NOWAIT (pagecache_linux.go)
 }
 
 var errWriteAtInAppendMode = errors.New("os: invalid use of WriteAt on file opened with O_APPEND")
@@ -126,27 +126,27 @@ func (o *options) scheduler() (*sched.Scheduler, error) {
 // owns osf from then on, and closes it on failure.
 func newFile(name string, osf *os.File, s *sched.Scheduler, flag, fl int, pos int64, mode DirectMode, st *unix.Stat_t) (*File, error) {
 	f := &File{
-		name:     name,
-		osf:      osf,
-		bfd:      int(osf.Fd()),
-		iofd:     int(osf.Fd()),
-		acc:      flag & unix.O_ACCMODE,
-		append:   flag&os.O_APPEND != 0,
-		edgeRA:   -edgeWindow, // nothing asked yet
-		smallEnd: -1,
+		name:        name,
+		osf:         osf,
+		bufferedFd:  int(osf.Fd()),
+		dataFd:      int(osf.Fd()),
+		access:      flag & unix.O_ACCMODE,
+		append:      flag&os.O_APPEND != 0,
+		readAheadAt: -edgeWindow, // nothing asked yet
+		partialEnd:  -1,
 	}
 	f.pos.Store(pos)
-	err := f.open(s, f.bfd, &f.bf)
+	err := f.open(s, f.bufferedFd, &f.bf)
 	if err == nil {
 		f.io = f.bf
 		err = f.setup(mode, fl, st)
 	}
-	if err == nil && f.iofd != f.bfd {
-		err = f.open(s, f.iofd, &f.io)
+	if err == nil && f.dataFd != f.bufferedFd {
+		err = f.open(s, f.dataFd, &f.io)
 	}
 	if err != nil {
-		if f.iofd != f.bfd {
-			sys.Close(f.iofd)
+		if f.dataFd != f.bufferedFd {
+			sys.Close(f.dataFd)
 		}
 		osf.Close()
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
@@ -171,25 +171,25 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 	if regular {
 		f.kind.Store(kindRegular)
 	}
-	f.pc.lastPage.Store(-1) // no inline write yet
+	f.cache.lastPage.Store(-1) // no inline write yet
 	switch {
 	case st != nil:
-		f.pc.sizeHint.Store(st.Size)
-	case f.acc != os.O_RDONLY && fl&os.O_TRUNC != 0:
-		f.pc.sizeHint.Store(0)
+		f.cache.sizeHint.Store(st.Size)
+	case f.access != os.O_RDONLY && fl&os.O_TRUNC != 0:
+		f.cache.sizeHint.Store(0)
 	default:
-		f.pc.sizeHint.Store(sizeUnknown) // readFree learns it
+		f.cache.sizeHint.Store(sizeUnknown) // readFree learns it
 	}
 	f.syncFd = fl&(unix.O_SYNC|unix.O_DSYNC) != 0
 	f.page = int64(os.Getpagesize()) // a direct File's may be larger (below)
 	if mode != PageCache && regular {
 		acc := unix.O_RDWR
-		if f.acc == os.O_RDONLY {
+		if f.access == os.O_RDONLY {
 			acc = unix.O_RDONLY
 		}
 		// O_SYNC and O_DSYNC carry over: F_SETFL cannot set them later.
 		dfd, err := f.reopen(acc | unix.O_CLOEXEC | fl&unix.O_SYNC)
-		if (err == unix.EACCES || err == unix.EPERM) && acc == unix.O_RDWR && f.acc == os.O_WRONLY {
+		if (err == unix.EACCES || err == unix.EPERM) && acc == unix.O_RDWR && f.access == os.O_WRONLY {
 			// Write-only, on a file this process may not read: the
 			// File never reads through dfd (its reads fail with
 			// EBADF, as os.File's), so a write-only one serves.
@@ -200,7 +200,7 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 			if _, err := sys.Fcntl(dfd, unix.F_SETFL, fl&^unix.O_APPEND|unix.O_DIRECT); err != nil {
 				sys.Close(dfd)
 				if mode == DirectRequired {
-					return &dio.UnsupportedError{Path: f.name, FSType: fsTypeName(f.bfd), Err: err}
+					return &dio.UnsupportedError{Path: f.name, FSType: fsTypeName(f.bufferedFd), Err: err}
 				}
 				break
 			}
@@ -212,7 +212,7 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 				}
 				break
 			}
-			f.iofd, f.direct, f.block, f.mem = dfd, true, int64(a.Offset), uintptr(a.Memory)
+			f.dataFd, f.direct, f.block, f.mem = dfd, true, int64(a.Offset), uintptr(a.Memory)
 			f.page = max(f.block, int64(os.Getpagesize()))
 		case mode == DirectRequired:
 			return err
@@ -221,10 +221,10 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 	}
 	if !f.direct && f.syncFd {
 		// RWF_NOWAIT could only fail: every write waits for the disk.
-		f.pc.refuse(&f.pc.noWrite, &f.pc.writeReason, "opened with O_SYNC or O_DSYNC")
+		f.cache.refuse(&f.cache.noWrite, &f.cache.writeReason, "opened with O_SYNC or O_DSYNC")
 	}
 	if err := f.bf.NowaitWritesRefused(); !f.direct && err != nil {
-		f.pc.refuse(&f.pc.noWrite, &f.pc.writeReason, "pwritev2(RWF_NOWAIT) refused on an earlier file of this scheduler: "+err.Error())
+		f.cache.refuse(&f.cache.noWrite, &f.cache.writeReason, "pwritev2(RWF_NOWAIT) refused on an earlier file of this scheduler: "+err.Error())
 	}
 	f.dur.init()
 	return nil
@@ -243,7 +243,7 @@ func (f *File) sched() *sched.Scheduler { return f.io.Scheduler() }
 
 // reopen opens the File's file again through /proc/self/fd, with flag.
 func (f *File) reopen(flag int) (int, error) {
-	return sys.Open("/proc/self/fd/"+strconv.Itoa(f.bfd), flag, 0)
+	return sys.Open("/proc/self/fd/"+strconv.Itoa(f.bufferedFd), flag, 0)
 }
 
 // registerAfter is how many requests a direct File sends to the scheduler
@@ -281,7 +281,7 @@ func (f *File) Fd() uintptr {
 	if f.life.closed() {
 		return ^uintptr(0)
 	}
-	return uintptr(f.bfd)
+	return uintptr(f.bufferedFd)
 }
 
 // Direct reports whether the file uses O_DIRECT.
@@ -383,8 +383,8 @@ func (f *File) Close() error {
 	if f.bf != f.io {
 		f.bf.Close() // never registered: nothing to fail
 	}
-	if f.iofd != f.bfd {
-		if e := sys.Close(f.iofd); e != nil {
+	if f.dataFd != f.bufferedFd {
+		if e := sys.Close(f.dataFd); e != nil {
 			err = &fs.PathError{Op: "close", Path: f.name, Err: e}
 		}
 	}

@@ -254,8 +254,8 @@ func fdNumbers(t *testing.T, f *File) []int {
 	require.NoError(t, err)
 	var nums []int
 	require.NoError(t, rc.Control(func(fd uintptr) { nums = append(nums, int(fd)) }))
-	if f.iofd >= 0 && f.iofd != nums[0] {
-		nums = append(nums, f.iofd)
+	if f.dataFd >= 0 && f.dataFd != nums[0] {
+		nums = append(nums, f.dataFd)
 	}
 	return nums
 }
@@ -542,9 +542,9 @@ func TestSchedulerClosedUnderUse(t *testing.T) {
 func TestCloseReturnsCloseError(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "f")
 	f := openForTest(t, path, os.O_RDWR|os.O_CREATE, DirectRequired)
-	require.NotEqual(t, f.bfd, f.iofd, "a direct File has a second descriptor")
-	bfd := f.bfd
-	require.NoError(t, unix.Close(f.iofd))
+	require.NotEqual(t, f.bufferedFd, f.dataFd, "a direct File has a second descriptor")
+	bfd := f.bufferedFd
+	require.NoError(t, unix.Close(f.dataFd))
 	err := f.Close()
 	var pe *fs.PathError
 	require.ErrorAs(t, err, &pe)

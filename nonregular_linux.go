@@ -54,7 +54,7 @@ func plainFile(name string, osf *os.File, stat bool) (*unix.Stat_t, *File, error
 // plainOf is the plain File for osf. It keeps no descriptor number of
 // its own (-1): every call goes through osf.
 func plainOf(name string, osf *os.File) *File {
-	return &File{name: name, osf: osf, bfd: -1, iofd: -1, plain: true}
+	return &File{name: name, osf: osf, bufferedFd: -1, dataFd: -1, plain: true}
 }
 
 // plainPath returns the *os.File that serves f's calls when f is plain.
@@ -70,7 +70,7 @@ func (f *File) plainPath() (*os.File, bool) {
 	return nil, false
 }
 
-// enter is acquire for the methods os.File does not have, on every kind
+// acquireOrPlain is acquire for the methods os.File does not have, on every kind
 // of File: a nil File gets os.ErrInvalid (as os.File's methods give it),
 // a closed one os.ErrClosed with op; otherwise the caller holds a
 // reference until release, and plain says the File is not a regular file,
@@ -80,7 +80,7 @@ func (f *File) plainPath() (*os.File, bool) {
 // file: a directory or a device gets these methods' plain behaviour, as
 // if OpenFile had told it apart. The fstat runs under the reference, so
 // it is of this File's descriptor, never of a number Close gave back.
-func (f *File) enter(op string) (plain bool, err error) {
+func (f *File) acquireOrPlain(op string) (plain bool, err error) {
 	if f == nil {
 		return false, os.ErrInvalid
 	}
@@ -97,7 +97,7 @@ func (f *File) enter(op string) (plain bool, err error) {
 		return true, nil
 	}
 	var st unix.Stat_t
-	if err := sys.Fstat(f.bfd, &st); err != nil {
+	if err := sys.Fstat(f.bufferedFd, &st); err != nil {
 		return false, nil // the method's own call reports it
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
@@ -108,7 +108,7 @@ func (f *File) enter(op string) (plain bool, err error) {
 	return false, nil
 }
 
-// notRegular reports what enter would say of f's kind, without asking
+// notRegular reports what acquireOrPlain would say of f's kind, without asking
 // the kernel: true once f is known not to be a regular file.
 func (f *File) notRegular() bool { return f.plain || f.kind.Load() == kindOther }
 

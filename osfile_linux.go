@@ -54,7 +54,7 @@ func NewFile(osf *os.File, opts ...Option) (*File, error) {
 // the package doc). For a FIFO, device or directory it is a dup of the
 // descriptor, as os.File would share it.
 func (f *File) OSFile() (*os.File, error) {
-	plain, err := f.enter("open")
+	plain, err := f.acquireOrPlain("open")
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func (f *File) OSFile() (*os.File, error) {
 		}
 		return os.NewFile(uintptr(nfd), f.name), nil
 	}
-	flag := f.acc | unix.O_CLOEXEC
+	flag := f.access | unix.O_CLOEXEC
 	if f.append {
 		flag |= unix.O_APPEND
 	}

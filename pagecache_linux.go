@@ -131,10 +131,10 @@ func (f *File) nowait() nowaitStatus {
 		const why = "O_DIRECT file: no page cache"
 		return nowaitStatus{ReadsReason: why, WritesReason: why}
 	}
-	f.pc.mu.Lock()
-	defer f.pc.mu.Unlock()
-	return nowaitStatus{Reads: !f.pc.noRead.Load(), ReadsReason: f.pc.readReason,
-		Writes: !f.pc.noWrite.Load(), WritesReason: f.pc.writeReason}
+	f.cache.mu.Lock()
+	defer f.cache.mu.Unlock()
+	return nowaitStatus{Reads: !f.cache.noRead.Load(), ReadsReason: f.cache.readReason,
+		Writes: !f.cache.noWrite.Load(), WritesReason: f.cache.writeReason}
 }
 
 func (c *pageCache) refuse(off *atomic.Bool, reason *string, why string) {
@@ -149,7 +149,7 @@ func (c *pageCache) refuse(off *atomic.Bool, reason *string, why string) {
 // readCached reads b at off from a buffered file; like readAt it returns
 // fewer bytes (and no error) at end of file.
 func (f *File) readCached(b []byte, off int64) (int, error) {
-	if !f.io.Missed() && !f.pc.noRead.Load() {
+	if !f.io.Missed() && !f.cache.noRead.Load() {
 		// The common case first, with nothing more than it needs: a
 		// warm file, and the whole range in the page cache.
 		n, err := f.io.ReadAtNowait(b, off)
@@ -173,7 +173,7 @@ func (f *File) readCachedRest(b []byte, off int64, n int, err error) (int, error
 		// A miss is likely next time too (f.io.Missed): see
 		// readCachedFrom.
 	case sched.NowaitRefused(err):
-		f.pc.refuse(&f.pc.noRead, &f.pc.readReason, "preadv2(RWF_NOWAIT): "+err.Error())
+		f.cache.refuse(&f.cache.noRead, &f.cache.readReason, "preadv2(RWF_NOWAIT): "+err.Error())
 	default:
 		return 0, err
 	}
@@ -186,8 +186,8 @@ func (f *File) readCachedFrom(b []byte, off int64, done int) (int, error) {
 	// call, and the read-ahead it submits from the caller's thread can
 	// sleep there (more OS threads). One in coldProbe still tries, to see
 	// the file warm up.
-	skip := f.io.Missed() && f.pc.skipped.Add(1)%coldProbe != 0
-	for !skip && !f.pc.noRead.Load() && done < len(b) {
+	skip := f.io.Missed() && f.cache.skipped.Add(1)%coldProbe != 0
+	for !skip && !f.cache.noRead.Load() && done < len(b) {
 		n, err := f.io.ReadAtNowait(b[done:], off+int64(done))
 		if err == nil {
 			if n == 0 {
@@ -203,7 +203,7 @@ func (f *File) readCachedFrom(b []byte, off int64, done int) (int, error) {
 			break
 		}
 		if sched.NowaitRefused(err) {
-			f.pc.refuse(&f.pc.noRead, &f.pc.readReason, "preadv2(RWF_NOWAIT): "+err.Error())
+			f.cache.refuse(&f.cache.noRead, &f.cache.readReason, "preadv2(RWF_NOWAIT): "+err.Error())
 			break
 		}
 		return done, err
@@ -237,13 +237,13 @@ const coldProbe = 8
 // cursor says the caller holds posMu: cursor writes are one at a time
 // already, and do not take a place among the inline writers.
 func (f *File) writeCached(b []byte, off int64, rwf uint32, cursor bool) (int, error) {
-	if f.pc.noWrite.Load() {
+	if f.cache.noWrite.Load() {
 		if n, ok, err := f.writeInline(b, off, rwf, cursor); ok {
 			return n, err
 		}
 	}
 	done := 0
-	for rwf&(unix.RWF_DSYNC|unix.RWF_SYNC) == 0 && !f.pc.noWrite.Load() && done < len(b) {
+	for rwf&(unix.RWF_DSYNC|unix.RWF_SYNC) == 0 && !f.cache.noWrite.Load() && done < len(b) {
 		n, err := f.io.WriteAtNowait(b[done:], off+int64(done), rwf)
 		if err == nil {
 			if n == 0 {
@@ -256,23 +256,23 @@ func (f *File) writeCached(b []byte, off int64, rwf uint32, cursor bool) (int, e
 			break
 		}
 		if sched.NowaitRefused(err) {
-			f.pc.refuse(&f.pc.noWrite, &f.pc.writeReason, "pwritev2(RWF_NOWAIT): "+err.Error())
+			f.cache.refuse(&f.cache.noWrite, &f.cache.writeReason, "pwritev2(RWF_NOWAIT): "+err.Error())
 			break
 		}
 		return done, err
 	}
 	if done == len(b) {
-		f.pc.grow(off + int64(done))
+		f.cache.grow(off + int64(done))
 		return done, nil
 	}
-	if done == 0 && f.pc.noWrite.Load() {
+	if done == 0 && f.cache.noWrite.Load() {
 		// Refused just now (the first write on ext4).
 		if n, ok, err := f.writeInline(b, off, rwf, cursor); ok {
 			return n, err
 		}
 	}
 	n, err := f.io.WriteAtFlags(b[done:], off+int64(done), rwf)
-	f.pc.grow(off + int64(done+n))
+	f.cache.grow(off + int64(done+n))
 	return done + n, err
 }
 
@@ -286,24 +286,24 @@ func (f *File) writeInline(b []byte, off int64, rwf uint32, cursor bool) (n int,
 		return 0, false, nil
 	}
 	if !cursor {
-		f.pc.writers.enter(maxInlineWriters)
+		f.cache.writers.enter(maxInlineWriters)
 	}
 	n, err = f.io.WriteAtInline(b, off, 0)
 	if !cursor {
-		f.pc.writers.leave()
+		f.cache.writers.leave()
 	}
 	if n > 0 {
-		if p := f.pageDown(off + int64(n) - 1); f.pc.lastPage.Load() != p {
-			f.pc.lastPage.Store(p)
+		if p := f.pageDown(off + int64(n) - 1); f.cache.lastPage.Load() != p {
+			f.cache.lastPage.Store(p)
 		}
-		f.pc.grow(off + int64(n))
+		f.cache.grow(off + int64(n))
 	}
 	if err != io.ErrShortWrite {
 		return n, true, err
 	}
 	// Stopped short: the scheduler's write says why.
 	m, err := f.io.WriteAtFlags(b[n:], off+int64(n), rwf)
-	f.pc.grow(off + int64(n+m))
+	f.cache.grow(off + int64(n+m))
 	return n + m, true, err
 }
 
@@ -336,7 +336,7 @@ func (f *File) readFree(off int64, n int) bool {
 		edges[k] = f.pageDown(end)
 		k++
 	}
-	if k > 0 && f.pc.sizeHint.Load() == sizeUnknown {
+	if k > 0 && f.cache.sizeHint.Load() == sizeUnknown {
 		// First learn the size, with one statx: a new or empty file
 		// (a journal created for one transaction) then needs nothing
 		// more, where asking the cache first took two cachestat calls
@@ -346,12 +346,12 @@ func (f *File) readFree(off int64, n int) bool {
 		}
 	}
 	for _, p := range edges[:k] {
-		if f.pc.knownFree(p) {
+		if f.cache.knownFree(p) {
 			continue
 		}
 		if f.cached(p, cacheWindow) {
-			f.pc.cachedLo.Store(p)
-			f.pc.cachedHi.Store(p + cacheWindow)
+			f.cache.cachedLo.Store(p)
+			f.cache.cachedHi.Store(p + cacheWindow)
 			continue
 		}
 		if f.cached(p, 1) {
@@ -367,11 +367,11 @@ func (f *File) readFree(off int64, n int) bool {
 // learnSize asks the kernel for the file's size (statx) and keeps it as
 // the size hint.
 func (f *File) learnSize() (int64, bool) {
-	size, err := sizeOf(f.iofd)
+	size, err := sizeOf(f.dataFd)
 	if err != nil {
 		return 0, false
 	}
-	f.pc.sizeHint.Store(size)
+	f.cache.sizeHint.Store(size)
 	return size, true
 }
 

@@ -28,7 +28,7 @@ func (f *File) Read(b []byte) (int, error) {
 	off := f.pos.Load()
 	var n int
 	var err error
-	if !f.direct && f.acc != os.O_WRONLY && !f.io.Missed() && !f.pc.noRead.Load() {
+	if !f.direct && f.access != os.O_WRONLY && !f.io.Missed() && !f.cache.noRead.Load() {
 		// A warm page-cache File: one preadv2 when the cache holds
 		// the range. A regular file's read(2), and so os.File's Read,
 		// is short only at end of file; RWF_NOWAIT's is also short
@@ -88,7 +88,7 @@ func (f *File) ReadAt(b []byte, off int64) (int, error) {
 // readAt reads what lies in [off, off+len(b)) below the logical size; it
 // returns fewer bytes (and no error) at end of file.
 func (f *File) readAt(b []byte, off int64) (int, error) {
-	if f.acc == os.O_WRONLY {
+	if f.access == os.O_WRONLY {
 		return 0, syscall.EBADF
 	}
 	if off+int64(len(b)) < 0 {

@@ -46,7 +46,7 @@ func (f *File) ReadMany(ranges []Range, opts ReadManyOptions) ([]*Buffer, error)
 
 // appendReadMany is ReadMany appending the Buffers to dst.
 func (f *File) appendReadMany(dst []*Buffer, ranges []Range, opts ReadManyOptions) ([]*Buffer, error) {
-	plain, err := f.enter("read")
+	plain, err := f.acquireOrPlain("read")
 	if err != nil {
 		return dst, err
 	}
@@ -63,7 +63,7 @@ func (f *File) appendReadMany(dst []*Buffer, ranges []Range, opts ReadManyOption
 	if len(ranges) == 0 {
 		return dst, nil
 	}
-	if f.acc == os.O_WRONLY {
+	if f.access == os.O_WRONLY {
 		return dst, &fs.PathError{Op: "read", Path: f.name, Err: syscall.EBADF}
 	}
 	sc := manyPool.Get().(*manyScratch)

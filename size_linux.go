@@ -19,7 +19,7 @@ import (
 // byte past what it was given (write_linux.go), so the kernel's size is
 // the logical size at every moment, changes through other descriptors
 // included.
-func (f *File) sizeNow() (int64, error) { return sizeOf(f.iofd) }
+func (f *File) sizeNow() (int64, error) { return sizeOf(f.dataFd) }
 
 // sizeOf asks the kernel for fd's size alone (statOf). Not fstat: since
 // Linux 6.13 a query of a file's change or modification time makes the
@@ -80,7 +80,7 @@ func (f *File) Seek(offset int64, whence int) (int64, error) {
 	default:
 		return 0, &fs.PathError{Op: "seek", Path: f.name, Err: syscall.EINVAL}
 	}
-	pos, err := sys.Seek(f.iofd, offset, whence)
+	pos, err := sys.Seek(f.dataFd, offset, whence)
 	if err != nil {
 		return 0, &fs.PathError{Op: "seek", Path: f.name, Err: err}
 	}
@@ -112,7 +112,7 @@ func (f *File) Truncate(size int64) error {
 	if size < 0 {
 		return &fs.PathError{Op: "truncate", Path: f.name, Err: syscall.EINVAL}
 	}
-	if f.acc == os.O_RDONLY {
+	if f.access == os.O_RDONLY {
 		return &fs.PathError{Op: "truncate", Path: f.name, Err: syscall.EINVAL}
 	}
 	if err := f.truncate(size); err != nil {
@@ -124,10 +124,10 @@ func (f *File) Truncate(size int64) error {
 // truncate is Truncate for a caller that holds a reference and checked
 // its arguments (ReadFrom cutting back its preallocation, too).
 func (f *File) truncate(size int64) error {
-	err := sys.Ftruncate(f.iofd, size)
+	err := sys.Ftruncate(f.dataFd, size)
 	f.dur.changed()
 	if err == nil {
-		f.pc.sizeHint.Store(size)
+		f.cache.sizeHint.Store(size)
 	}
 	return err
 }

@@ -71,7 +71,7 @@ type streamSlot struct {
 // NewStreamReader starts reading f at off with opts.ReadAhead reads in
 // flight. It reads up to the file's size at the time of the call.
 func (f *File) NewStreamReader(off int64, opts StreamOptions) (*StreamReader, error) {
-	plain, err := f.enter("stream")
+	plain, err := f.acquireOrPlain("stream")
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func (f *File) NewStreamReader(off int64, opts StreamOptions) (*StreamReader, er
 	if off < 0 {
 		return nil, negativeOffset("stream", f.name)
 	}
-	if f.acc == os.O_WRONLY {
+	if f.access == os.O_WRONLY {
 		return nil, &fs.PathError{Op: "stream", Path: f.name, Err: syscall.EBADF}
 	}
 	if opts.BufferSize <= 0 {

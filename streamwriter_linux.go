@@ -36,7 +36,7 @@ type writeSlot struct {
 // NewStreamWriter starts writing at off; opts.BufferSize and
 // opts.ReadAhead (here: buffers written behind) default to 512 KiB and 8.
 func (f *File) NewStreamWriter(off int64, opts StreamOptions) (*StreamWriter, error) {
-	plain, err := f.enter("stream")
+	plain, err := f.acquireOrPlain("stream")
 	if err != nil {
 		return nil, err
 	}

@@ -54,7 +54,7 @@ func (f *File) Sync() error {
 // timestamps would differ. Its guarantees and its sticky failure are
 // Sync's.
 func (f *File) Datasync() error {
-	plain, err := f.enter("datasync")
+	plain, err := f.acquireOrPlain("datasync")
 	if err != nil {
 		return err
 	}
@@ -282,7 +282,7 @@ func (g *flushGroup) run(r *flushRound, flush func(full bool) (sticky bool, err 
 // opening the file with O_DSYNC (which OpenFile also honours, for every
 // write).
 func (f *File) WriteAtDSync(b []byte, off int64) (int, error) {
-	plain, err := f.enter("write")
+	plain, err := f.acquireOrPlain("write")
 	if err != nil {
 		return 0, err
 	}
@@ -327,7 +327,7 @@ func (f *File) PreallocateKeepSize(off, n int64) error {
 }
 
 func (f *File) preallocate(op string, mode uint32, off, n int64) error {
-	plain, err := f.enter(op)
+	plain, err := f.acquireOrPlain(op)
 	if err != nil {
 		return err
 	}
@@ -338,7 +338,7 @@ func (f *File) preallocate(op string, mode uint32, off, n int64) error {
 	if off < 0 || n <= 0 || off > maxOffset-n {
 		return &fs.PathError{Op: op, Path: f.name, Err: syscall.EINVAL}
 	}
-	if f.acc == os.O_RDONLY {
+	if f.access == os.O_RDONLY {
 		return &fs.PathError{Op: op, Path: f.name, Err: syscall.EBADF}
 	}
 	if err := f.flush.failed(); err != nil {

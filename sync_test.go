@@ -115,7 +115,7 @@ func TestOpenSyncFlagsKept(t *testing.T) {
 			got := fdFlags(t, f.Fd())
 			require.Equal(t, sf, got&unix.O_SYNC, "sync flags of %s", path)
 			require.Zero(t, got&unix.O_DIRECT, "Fd is the descriptor as opened")
-			got = fdFlags(t, uintptr(f.iofd))
+			got = fdFlags(t, uintptr(f.dataFd))
 			require.Equal(t, sf, got&unix.O_SYNC, "sync flags of the direct descriptor of %s", path)
 			if f.Direct() {
 				require.NotZero(t, got&unix.O_DIRECT)

@@ -28,7 +28,7 @@ func (f *File) Write(b []byte) (int, error) {
 	defer f.release()
 	// A write refused for the access mode, or of nothing, does not move
 	// the cursor, not even to the end with O_APPEND.
-	if f.acc == os.O_RDONLY {
+	if f.access == os.O_RDONLY {
 		return 0, f.pathErr("write", syscall.EBADF)
 	}
 	if err := f.flush.failed(); err != nil {
@@ -73,11 +73,11 @@ func (f *File) appendWrite(b []byte) (int, error) {
 		}
 		return n, err
 	}
-	f.mixing.Lock()
+	f.writeMix.Lock()
 	n, err := f.bf.WriteAtFlags(b, 0, unix.RWF_APPEND|rwf)
-	f.mixing.Unlock()
+	f.writeMix.Unlock()
 	f.dur.done(rwf)
-	st, serr := statOf(f.bfd)
+	st, serr := statOf(f.bufferedFd)
 	f.mu.Lock()
 	if st.ok {
 		f.pos.Store(st.size)
@@ -101,8 +101,8 @@ func (f *File) appendWrite(b []byte) (int, error) {
 // the cursor is exact even when other descriptors append meanwhile. pos
 // is -1 if it could not be read.
 func (f *File) appendInline(b []byte) (n int, pos int64, err error) {
-	f.mixing.Lock()
-	defer f.mixing.Unlock()
+	f.writeMix.Lock()
+	defer f.writeMix.Unlock()
 	n, err = f.bf.WriteAtInline(b, -1, unix.RWF_APPEND)
 	return n, f.endOf(), err
 }
@@ -110,7 +110,7 @@ func (f *File) appendInline(b []byte) (n int, pos int64, err error) {
 // endOf returns the buffered descriptor's offset (after an append: the
 // end of it), or -1.
 func (f *File) endOf() int64 {
-	pos, err := sys.Seek(f.bfd, 0, io.SeekCurrent)
+	pos, err := sys.Seek(f.bufferedFd, 0, io.SeekCurrent)
 	if err != nil {
 		return -1
 	}
@@ -125,7 +125,7 @@ func (f *File) writeDurably(b []byte, off int64, cursor bool) (int, error) {
 	if !f.direct {
 		// Never durable in one trip: a buffered RWF_DSYNC write would
 		// pay the writeback alone. A change for the next flush.
-		if f.acc == os.O_RDONLY {
+		if f.access == os.O_RDONLY {
 			return 0, syscall.EBADF
 		}
 		if off+int64(len(b)) < 0 {
@@ -179,7 +179,7 @@ func (f *File) WriteAt(b []byte, off int64) (int, error) {
 // writeAt writes b at off; rwf are RWF_* flags for every write it issues
 // (RWF_DSYNC: WriteAtDSync).
 func (f *File) writeAt(b []byte, off int64, rwf uint32) (int, error) {
-	if f.acc == os.O_RDONLY {
+	if f.access == os.O_RDONLY {
 		return 0, syscall.EBADF
 	}
 	if len(b) == 0 {
@@ -212,7 +212,7 @@ func (f *File) writeAt(b []byte, off int64, rwf uint32) (int, error) {
 // The kernel keeps the two descriptors coherent: a direct read or write of
 // a range first writes back and drops the page cache's pages there. What
 // the File must prevent itself is a buffered write of its own in flight
-// next to a direct one (f.mixing, see directWrite).
+// next to a direct one (f.writeMix, see directWrite).
 //
 // rwf (RWF_DSYNC, RWF_SYNC) makes the write durable when it returns: on
 // the one write if the range is one piece, else by a flush after them.
@@ -319,12 +319,12 @@ func (f *File) writeBlocks(b []byte, off int64, rwf uint32) (int, error) {
 // of such a window overwritten by their whole pages, and read one page
 // each, as os.File's writes do.
 func (f *File) writeBuffered(b []byte, off int64, rwf uint32, ahead bool) (int, error) {
-	f.mixing.Lock()
-	defer f.mixing.Unlock()
+	f.writeMix.Lock()
+	defer f.writeMix.Unlock()
 	inline := rwf == 0 && !f.syncFd
-	small := ahead && off == f.smallEnd
+	small := ahead && off == f.partialEnd
 	if ahead {
-		f.smallEnd = off + int64(len(b))
+		f.partialEnd = off + int64(len(b))
 	}
 	// cachestat only where its answer is used.
 	hit := (inline || small) && f.cached(off, len(b))
@@ -360,14 +360,14 @@ func (f *File) writeBuffered(b []byte, off int64, rwf uint32, ahead bool) (int, 
 // so that the edge writes that follow find their pages cached instead of
 // each waiting for a 4 KiB read. Past the size, or over holes and
 // unwritten extents, there is nothing to read and it costs nothing. The
-// caller holds f.mixing for writing.
+// caller holds f.writeMix for writing.
 func (f *File) readAheadEdge(off int64) {
 	p := f.pageDown(off)
-	if p >= f.edgeRA && p < f.edgeRA+edgeWindow {
+	if p >= f.readAheadAt && p < f.readAheadAt+edgeWindow {
 		return
 	}
-	f.edgeRA = p
-	sys.Fadvise(f.bfd, p, edgeWindow, unix.FADV_WILLNEED) // advice only: an error changes nothing
+	f.readAheadAt = p
+	sys.Fadvise(f.bufferedFd, p, edgeWindow, unix.FADV_WILLNEED) // advice only: an error changes nothing
 }
 
 // edgeWindow is how much readAheadEdge asks for at once.
@@ -386,7 +386,7 @@ func (f *File) cached(off int64, n int) bool {
 	first := f.pageDown(off)
 	r := unix.CachestatRange{Off: uint64(first), Len: uint64(f.pageDown(off+int64(n)-1) + f.page - first)}
 	var cs unix.Cachestat_t
-	if err := sys.Cachestat(f.bfd, &r, &cs); err != nil {
+	if err := sys.Cachestat(f.bufferedFd, &r, &cs); err != nil {
 		if err == unix.ENOSYS || err == unix.EPERM {
 			noCachestat.Store(true)
 		}
@@ -398,7 +398,7 @@ func (f *File) cached(off int64, n int) bool {
 func (f *File) pageDown(off int64) int64 { return off - off%f.page }
 
 // directWrite is an O_DIRECT write of whole blocks. It never runs while a
-// buffered write of this File is in flight (f.mixing): where the page
+// buffered write of this File is in flight (f.writeMix): where the page
 // cache uses large folios (ext4 since 6.16), a folio dirtied by a buffered
 // write to a neighbouring page while a direct write is in flight cannot be
 // dropped after it, and the kernel then reports EIO to the next fsync
@@ -407,7 +407,7 @@ func (f *File) pageDown(off int64) int64 { return off - off%f.page }
 // the direct write writes the folio back first.
 func (f *File) directWrite(b []byte, off int64, rwf uint32) (int, error) {
 	f.registerSoon()
-	f.mixing.RLock()
-	defer f.mixing.RUnlock()
+	f.writeMix.RLock()
+	defer f.writeMix.RUnlock()
 	return f.io.WriteAtFlags(b, off, rwf)
 }
