@@ -46,7 +46,7 @@ func (f *File) WriteTo(w io.Writer) (int64, error) {
 	defer f.release()
 	// The cursor is not held while w runs (w may be this File, or write
 	// to it): like os.File's, it moves when the copy is done.
-	off := f.pos.Load()
+	off := f.cur.pos.Load()
 	// Into anything else: a stream with reads in flight while w writes.
 	if f.access == os.O_WRONLY {
 		return 0, f.pathErr("read", syscall.EBADF)
@@ -63,7 +63,7 @@ func (f *File) WriteTo(w io.Writer) (int64, error) {
 	} else {
 		n, err = f.writeCachedTo(w, off)
 	}
-	f.pos.Store(off + n)
+	f.cur.pos.Store(off + n)
 	return n, err
 }
 
@@ -94,7 +94,7 @@ func (f *File) ReadFrom(r io.Reader) (int64, error) {
 		return 0, err // the first failed flush, for ever (sync_linux.go)
 	}
 	// The cursor is not held while r runs (r may read this File).
-	off := f.pos.Load()
+	off := f.cur.pos.Load()
 	buf, err := f.copyBuffer()
 	if err != nil {
 		return 0, err
@@ -120,7 +120,7 @@ func (f *File) ReadFrom(r io.Reader) (int64, error) {
 			break
 		}
 	}
-	f.pos.Store(off + done)
+	f.cur.pos.Store(off + done)
 	return done, err
 }
 
@@ -180,7 +180,7 @@ func copyFiles(dst, src *File) (int64, error) {
 	}
 	// Both cursors are held for the copy; in address order, so that two
 	// copies in opposite directions cannot deadlock.
-	a, b := &src.posMu, &dst.posMu
+	a, b := &src.cur.mu, &dst.cur.mu
 	if uintptr(unsafe.Pointer(a)) > uintptr(unsafe.Pointer(b)) {
 		a, b = b, a
 	}
@@ -188,11 +188,11 @@ func copyFiles(dst, src *File) (int64, error) {
 	defer a.Unlock()
 	b.Lock()
 	defer b.Unlock()
-	soff := src.pos.Load()
-	doff := dst.pos.Load()
+	soff := src.cur.pos.Load()
+	doff := dst.cur.pos.Load()
 	if n, ok, err := copyFileRange(dst, src, soff, doff); ok {
-		src.pos.Store(soff + n)
-		dst.pos.Store(doff + n)
+		src.cur.pos.Store(soff + n)
+		dst.cur.pos.Store(doff + n)
 		return n, err
 	}
 	// On ext4, direct writes that extend a file take the inode lock
@@ -228,8 +228,8 @@ func copyFiles(dst, src *File) (int64, error) {
 			err = dst.pathErr("truncate", terr)
 		}
 	}
-	src.pos.Store(soff + n)
-	dst.pos.Store(doff + n)
+	src.cur.pos.Store(soff + n)
+	dst.cur.pos.Store(doff + n)
 	return n, err
 }
 

@@ -60,24 +60,24 @@ func (f *File) list(fn func(*os.File) error) error {
 		return fn(f.osf) // os.File's, closed or not
 	}
 	defer f.release()
-	f.posMu.Lock()
-	defer f.posMu.Unlock()
+	f.cur.mu.Lock()
+	defer f.cur.mu.Unlock()
 	err := fn(f.osf)
 	if err == nil || err == io.EOF {
 		f.kind.Store(kindOther) // only a directory lists
 	}
 	if pos, serr := sys.Seek(f.bufferedFd, 0, io.SeekCurrent); serr == nil {
-		f.pos.Store(pos)
+		f.cur.pos.Store(pos)
 	}
 	return err
 }
 
 // seekOther is Seek on a File known not to be regular: os.File's, which
-// forgets a listing in progress. The caller holds a reference and posMu.
+// forgets a listing in progress. The caller holds a reference and the cursor's lock.
 func (f *File) seekOther(offset int64, whence int) (int64, error) {
 	pos, err := f.osf.Seek(offset, whence)
 	if err == nil {
-		f.pos.Store(pos)
+		f.cur.pos.Store(pos)
 	}
 	return pos, err
 }

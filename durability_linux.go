@@ -3,6 +3,7 @@
 package diskio
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -34,6 +35,25 @@ type durability struct {
 	writes               atomic.Int32  // writes since the last flush call
 	through              atomic.Uint32 // RWF_SYNC or RWF_DSYNC for the next write, or 0
 	busy                 atomic.Int32  // writes and flush calls under way
+
+	// stamp is the file's state after the File's last durable write
+	// (nothingToFlush), under stampMu.
+	stampMu sync.Mutex
+	stamp   fileStamp
+}
+
+// setStamp records st as the file's state after a durable write.
+func (d *durability) setStamp(st fileStamp) {
+	d.stampMu.Lock()
+	d.stamp = st
+	d.stampMu.Unlock()
+}
+
+// stampIs reports whether st is the state the last durable write left.
+func (d *durability) stampIs(st fileStamp) bool {
+	d.stampMu.Lock()
+	defer d.stampMu.Unlock()
+	return st.ok && d.stamp == st
 }
 
 func (d *durability) init() {
@@ -130,9 +150,7 @@ type fileStamp struct {
 // File's, for nothingToFlush.
 func (f *File) stampDurable() {
 	st, _ := statOf(f.dataFd) // on failure !ok: the next flush is not skipped
-	f.mu.Lock()
-	f.durStamp = st
-	f.mu.Unlock()
+	f.dur.setStamp(st)
 }
 
 // nothingToFlush reports whether a Sync (full) or Datasync may return
@@ -146,7 +164,5 @@ func (f *File) nothingToFlush(full bool) bool {
 		return false
 	}
 	st, _ := statOf(f.dataFd)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return st.ok && f.durStamp == st
+	return f.dur.stampIs(st)
 }

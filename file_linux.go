@@ -43,18 +43,7 @@ type File struct {
 
 	life lifetime // calls in progress, and Close (lifetime_linux.go)
 
-	// pos is the cursor. Read, Write and Seek change it holding posMu;
-	// WriteTo and ReadFrom, which must not hold posMu while the other
-	// side runs (it may be this File), read it before and set it after.
-	pos atomic.Int64
-
-	// mu guards the file's state after the last durable write (durStamp).
-	mu       sync.Mutex
-	durStamp fileStamp
-
-	// posMu serialises Read, Write and Seek, as the kernel's f_pos_lock
-	// does for regular files.
-	posMu sync.Mutex
+	cur cursor // Read, Write and Seek's offset
 
 	writeMix    sync.RWMutex // direct writes (read-locked) never overlap a buffered one (write_linux.go)
 	readAheadAt int64        // start of the window readAheadEdge last asked for (f.writeMix)
@@ -135,7 +124,7 @@ func newFile(name string, osf *os.File, s *sched.Scheduler, flag, fl int, pos in
 		readAheadAt: -edgeWindow, // nothing asked yet
 		partialEnd:  -1,
 	}
-	f.pos.Store(pos)
+	f.cur.pos.Store(pos)
 	err := f.open(s, f.bufferedFd, &f.bf)
 	if err == nil {
 		f.io = f.bf

@@ -72,7 +72,7 @@ func (c *pageCache) grow(end int64) {
 
 // maxInlineWriters is how many WriteAt calls of one File run on their
 // callers' threads at once (pageCache.writers), beside the one cursor
-// Write that posMu allows.
+// Write that the cursor's lock allows.
 const maxInlineWriters = 2
 
 // gate admits a bounded number of goroutines at once; the others wait
@@ -234,7 +234,7 @@ const coldProbe = 8
 // (readFree). Any other write, or one larger than maxInlineWrite, goes to
 // the scheduler, whose io_uring worker takes the wait.
 //
-// cursor says the caller holds posMu: cursor writes are one at a time
+// cursor says the caller holds the cursor's lock: cursor writes are one at a time
 // already, and do not take a place among the inline writers.
 func (f *File) writeCached(b []byte, off int64, rwf uint32, cursor bool) (int, error) {
 	if f.cache.noWrite.Load() {

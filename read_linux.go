@@ -20,12 +20,12 @@ func (f *File) Read(b []byte) (int, error) {
 		return 0, err
 	}
 	defer f.release()
-	f.posMu.Lock()
-	defer f.posMu.Unlock()
+	f.cur.mu.Lock()
+	defer f.cur.mu.Unlock()
 	if len(b) == 0 {
 		return 0, nil
 	}
-	off := f.pos.Load()
+	off := f.cur.pos.Load()
 	var n int
 	var err error
 	if !f.direct && f.access != os.O_WRONLY && !f.io.Missed() && !f.cache.noRead.Load() {
@@ -48,7 +48,7 @@ func (f *File) Read(b []byte) (int, error) {
 		n, err = f.readAt(b, off)
 	}
 	err = f.pathErrAt("read", off, len(b), err)
-	f.pos.Add(int64(n))
+	f.cur.pos.Add(int64(n))
 	if n == 0 && err == nil {
 		err = io.EOF
 	}

@@ -64,18 +64,18 @@ func (f *File) Seek(offset int64, whence int) (int64, error) {
 		return 0, err
 	}
 	defer f.release()
-	f.posMu.Lock()
-	defer f.posMu.Unlock()
+	f.cur.mu.Lock()
+	defer f.cur.mu.Unlock()
 	if f.kind.Load() == kindOther {
 		return f.seekOther(offset, whence)
 	}
 	switch whence {
 	case io.SeekStart:
 	case io.SeekCurrent:
-		if f.pos.Load()+offset < 0 {
+		if f.cur.pos.Load()+offset < 0 {
 			return 0, &fs.PathError{Op: "seek", Path: f.name, Err: syscall.EINVAL}
 		}
-		offset, whence = f.pos.Load()+offset, io.SeekStart
+		offset, whence = f.cur.pos.Load()+offset, io.SeekStart
 	case io.SeekEnd, unix.SEEK_DATA, unix.SEEK_HOLE:
 	default:
 		return 0, &fs.PathError{Op: "seek", Path: f.name, Err: syscall.EINVAL}
@@ -84,7 +84,7 @@ func (f *File) Seek(offset int64, whence int) (int64, error) {
 	if err != nil {
 		return 0, &fs.PathError{Op: "seek", Path: f.name, Err: err}
 	}
-	f.pos.Store(pos)
+	f.cur.pos.Store(pos)
 	return pos, nil
 }
 

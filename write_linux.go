@@ -37,18 +37,18 @@ func (f *File) Write(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	f.posMu.Lock()
-	defer f.posMu.Unlock()
+	f.cur.mu.Lock()
+	defer f.cur.mu.Unlock()
 	var n int
 	var off int64
 	var err error
 	if f.append {
 		n, err = f.appendWrite(b)
-		off = f.pos.Load() - int64(n) // where the kernel put it
+		off = f.cur.pos.Load() - int64(n) // where the kernel put it
 	} else {
-		off = f.pos.Load()
+		off = f.cur.pos.Load()
 		n, err = f.writeDurably(b, off, true)
-		f.pos.Store(off + int64(n))
+		f.cur.pos.Store(off + int64(n))
 	}
 	if err == nil && n != len(b) {
 		err = io.ErrShortWrite
@@ -69,7 +69,7 @@ func (f *File) appendWrite(b []byte) (int, error) {
 		n, pos, err := f.appendInline(b)
 		f.dur.done(rwf)
 		if pos >= 0 {
-			f.pos.Store(pos)
+			f.cur.pos.Store(pos)
 		}
 		return n, err
 	}
@@ -78,14 +78,12 @@ func (f *File) appendWrite(b []byte) (int, error) {
 	f.writeMix.Unlock()
 	f.dur.done(rwf)
 	st, serr := statOf(f.bufferedFd)
-	f.mu.Lock()
 	if st.ok {
-		f.pos.Store(st.size)
+		f.cur.pos.Store(st.size)
 	}
 	if rwf != 0 {
-		f.durStamp = st
+		f.dur.setStamp(st)
 	}
-	f.mu.Unlock()
 	if err == nil {
 		err = serr
 	}
@@ -119,7 +117,7 @@ func (f *File) endOf() int64 {
 
 // writeDurably is writeAt for Write and WriteAt: durable in one trip
 // when the File expects a flush right after it (durability_linux.go).
-// cursor says the caller holds posMu (Write): cursor writes are one at a
+// cursor says the caller holds the cursor's lock (Write): cursor writes are one at a
 // time already.
 func (f *File) writeDurably(b []byte, off int64, cursor bool) (int, error) {
 	if !f.direct {
