@@ -31,7 +31,8 @@ type faultPath struct {
 	backend sched.Backend
 	opts    sched.Options
 	mode    DirectMode
-	sync    bool // the path also runs syncs
+	sync    bool   // the path also runs syncs
+	dir     string // where the file is: the test's temporary directory if ""
 }
 
 var faultPaths = []faultPath{
@@ -44,6 +45,10 @@ var faultPaths = []faultPath{
 	{name: "io_uring", path: sched.PathQueue, backend: sched.URing, opts: sched.Options{NoInline: true}, mode: DirectRequired, sync: true},
 	{name: "Linux AIO", path: sched.PathQueue, backend: sched.AIO, opts: sched.Options{NoInline: true}, mode: DirectRequired, sync: true},
 	{name: "blocking backend", path: sched.PathCaller, backend: sched.Blocking, mode: DirectRequired, sync: true},
+	// A file on tmpfs, with O_DIRECT (Linux 6.6+): its data lives in
+	// memory, and reads and writes are copied on the caller even when
+	// the scheduler sends everything else to the ring (NoInline).
+	{name: "file in memory", path: sched.PathCaller, backend: sched.URing, opts: sched.Options{NoInline: true}, mode: DirectRequired, dir: "/dev/shm"},
 }
 
 // pathFault is one fault, injected into the attempts of one operation on
@@ -158,7 +163,18 @@ func TestFaultsOnEveryPath(t *testing.T) {
 // faultOnPath runs one case and returns what the caller got, in short.
 func faultOnPath(t *testing.T, p faultPath, pf pathFault) string {
 	const blocks = 4
-	path := filepath.Join(t.TempDir(), "f")
+	dir := t.TempDir()
+	if p.dir != "" {
+		var st unix.Statfs_t
+		if err := unix.Statfs(p.dir, &st); err != nil || st.Type != unix.TMPFS_MAGIC {
+			t.Skipf("%s is not a tmpfs (%v): the in-memory path needs one", p.dir, err)
+		}
+		var err error
+		dir, err = os.MkdirTemp(p.dir, "diskio-fault-")
+		require.NoError(t, err)
+		t.Cleanup(func() { os.RemoveAll(dir) })
+	}
+	path := filepath.Join(dir, "f")
 	content := randomBytes(blocks*faultBlock, 7)
 	require.NoError(t, os.WriteFile(path, content, 0o644))
 
