@@ -161,7 +161,7 @@ func (f *File) request(op Op) *request {
 // caller, as os.File reads it: there is nothing to wait for.
 func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	done := 0
-	if f.inMemory && f.s.tracer == nil && f.s.faults == nil {
+	if f.inMemory && f.s.bare {
 		var err error
 		if done, err = f.copyInMemory(OpRead, p, off); err == nil {
 			return done, nil
@@ -216,7 +216,7 @@ func (f *File) WriteAt(p []byte, off int64) (int, error) {
 // ignored). A resubmitted short write keeps the flags.
 func (f *File) WriteAtFlags(p []byte, off int64, rwf uint32) (int, error) {
 	done := 0
-	if rwf == 0 && f.inMemory && f.s.tracer == nil && f.s.faults == nil {
+	if rwf == 0 && f.inMemory && f.s.bare {
 		var err error
 		if done, err = f.copyInMemory(OpWrite, p, off); err == nil {
 			return done, nil

@@ -43,7 +43,7 @@ import (
 // are ordinary ones until the next hit.
 func (f *File) ReadAtNowait(p []byte, off int64) (int, error) {
 	s := f.s
-	if !f.missed.Load() && s.tracer == nil && s.faults == nil && uint(len(p)-1) < rawNowaitMax {
+	if !f.missed.Load() && s.bare && uint(len(p)-1) < rawNowaitMax {
 		// The common case, a hit with nothing to report: no clock,
 		// no hooks, the iovec on the stack, one raw system call (see
 		// nowait for the general case), so that a hit costs little

@@ -57,6 +57,10 @@ type Scheduler struct {
 
 	ringUnlink bool          // the ring has IORING_OP_UNLINKAT (Unlinkat); set before New returns
 	faults     FaultInjector // Options.Faults, for the page-cache attempts (nowait_linux.go)
+	// bare: no Tracer and no FaultInjector, so a call served on its
+	// caller (a page-cache hit, a file in memory) is one system call with
+	// nothing around it; otherwise it takes the instrumented route.
+	bare bool
 
 	// clock says requests are timed: for the statistics, or a Tracer.
 	// statsOn is always set: statistics are always on.
@@ -135,6 +139,7 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 		opts.Entries = defaultEntries(b)
 	}
 	s := &Scheduler{backend: b, exited: make(chan struct{}), noInline: opts.NoInline, tracer: opts.Tracer, faults: opts.Faults}
+	s.bare = opts.Tracer == nil && opts.Faults == nil
 	s.statsOn = true
 	s.syncOnCaller = !s.noInline && !opts.Classes.Off && b != Blocking
 	s.workOnCaller = !s.noInline && b == URing
