@@ -24,12 +24,14 @@ type Options struct {
 	// on io_uring, 256 on Linux AIO, whose contexts draw on the
 	// system-wide fs.aio-max-nr). Callers beyond it wait; they never fail.
 	Entries int
-	// Spin is how long the loop keeps polling for completions and new
-	// requests after its last progress before it sleeps in the kernel
-	// (default 20µs; negative: never spin). Sleeping and being woken
-	// costs 10-25µs of latency on a VM; spinning costs at most Spin of
-	// CPU after the last request or completion (docs/scheduler.md has
-	// what longer spins gave).
+	// Spin is how long the loop keeps polling for new requests after its
+	// last progress, when nothing is in flight, before it sleeps in the
+	// kernel (default 20µs; negative: never spin). Sleeping and being
+	// woken costs 10-25µs of latency on a VM; spinning costs at most Spin
+	// of CPU after the last request or completion (docs/scheduler.md has
+	// what longer spins gave). With requests in flight the loop polls
+	// only a few rounds (microseconds) before it sleeps: their
+	// completions wake it.
 	Spin time.Duration
 	// NoInline disables the idle fast path: a request that arrives while
 	// the scheduler has nothing queued or in flight is normally issued
