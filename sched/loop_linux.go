@@ -50,6 +50,12 @@ type loop struct {
 	recap  bool        // apply the worker cap to this thread after its next submission
 }
 
+// inflightSpinRounds is how many rounds the loop polls without progress,
+// while requests are in the kernel, before it sleeps there until a
+// completion or a producer's wake-up (see main). A round without work is
+// a few loads of shared words; these rounds last a few microseconds.
+const inflightSpinRounds = 128
+
 func openQueue(b Backend, opts Options) (queue, error) {
 	switch b {
 	case URing:
@@ -172,6 +178,9 @@ func (l *loop) main() {
 			// to the slot's next read in the kernel 137-147 µs p50
 			// before, 51-54 after. A locked loop (see run) would
 			// hand its P to another thread instead: it keeps it.
+			// Yielding only when one caller was woken (the others
+			// in the run queue, for idle Ps to steal) was tried and
+			// cost more CPU per request than it saved.
 			runtime.Gosched()
 		}
 		if progress || n > 0 {
@@ -193,14 +202,34 @@ func (l *loop) main() {
 			continue
 		}
 		// Spin a little before sleeping: the next request or
-		// completion often arrives within microseconds. The clock is
-		// read every 16 rounds only.
-		if idle == 0 {
-			idleSince = time.Now()
-		}
+		// completion often arrives within microseconds.
+		//
+		// With requests in the kernel, the spin is a few rounds,
+		// counted: their completions end a sleep in the kernel
+		// anyway, and a device slower than the spin made the loop pay
+		// for the whole spin and then the sleep. The rounds still
+		// catch the next request of a caller just woken on another
+		// thread, which would otherwise have to write the eventfd.
+		//
+		// With nothing in flight only a new request ends the sleep,
+		// and its producer pays the eventfd write and the wake-up:
+		// the loop spins for Options.Spin. The clock is read every 16
+		// rounds only, the first time after 16 rounds, so that spins
+		// ended by the next arrival read no clock.
 		idle++
-		if l.spin > 0 && (idle%16 != 0 || time.Since(idleSince) < l.spin) {
-			continue
+		if l.spin > 0 {
+			if l.inflight > 0 {
+				if idle < inflightSpinRounds {
+					continue
+				}
+			} else if idle%16 != 0 {
+				continue
+			} else if idle == 16 {
+				idleSince = time.Now()
+				continue
+			} else if time.Since(idleSince) < l.spin {
+				continue
+			}
 		}
 		// Nothing to do: sleep in the kernel until a completion or a
 		// producer's write to the eventfd. Announce the sleep first,

@@ -24,11 +24,13 @@ type Options struct {
 	// on io_uring, 256 on Linux AIO, whose contexts draw on the
 	// system-wide fs.aio-max-nr). Callers beyond it wait; they never fail.
 	Entries int
-	// Spin is how long the loop keeps polling for completions and new
-	// requests after its last progress before it sleeps in the kernel
-	// (default 20µs; negative: never spin): at most Spin of CPU after
-	// the last request or completion, against the latency of a sleep
-	// and a wake-up in the kernel (docs/scheduler.md).
+	// Spin is how long the loop keeps polling for new requests after its
+	// last progress, when nothing is in flight, before it sleeps in the
+	// kernel (default 20µs; negative: never spin): at most Spin of CPU
+	// after the last request or completion, against the latency of a
+	// sleep and a wake-up in the kernel (docs/scheduler.md). With
+	// requests in flight the loop polls only a few rounds (microseconds)
+	// before it sleeps: their completions wake it.
 	Spin time.Duration
 	// NoInline disables the idle fast path: a request that arrives while
 	// the scheduler has nothing queued or in flight is normally issued
