@@ -111,7 +111,7 @@ func (s *Scheduler) runInline(r *request) { s.runTimed(r, s.callerStart(r)) }
 // callerStart is when a request run on its caller began: its enqueue
 // time, read with a Tracer, else now if the scheduler keeps time.
 func (s *Scheduler) callerStart(r *request) int64 {
-	if r.tEnqueue != 0 || !s.clock {
+	if r.tEnqueue != 0 {
 		return r.tEnqueue
 	}
 	return Now()
@@ -121,18 +121,12 @@ func (s *Scheduler) callerStart(r *request) int64 {
 // statistics, and returns when it ended (0 when the scheduler keeps no
 // time).
 func (s *Scheduler) runTimed(r *request, start int64) (end int64) {
-	if s.statsOn {
-		s.stats.onCaller[r.class%NumClasses].Add(1)
-	}
+	s.stats.onCaller[r.class%NumClasses].Add(1)
 	blockingDo(r, s.tracer, s.faults)
-	if s.clock {
-		end = Now()
-	}
-	if s.statsOn {
-		s.stats.onCaller[r.class%NumClasses].Add(-1)
-		s.stats.inline.Add(1)
-		s.stats.done(r, start, start, end)
-	}
+	end = Now()
+	s.stats.onCaller[r.class%NumClasses].Add(-1)
+	s.stats.inline.Add(1)
+	s.stats.done(r, start, start, end)
 	return end
 }
 

@@ -26,7 +26,6 @@ type loop struct {
 	done      []completion
 	spin      time.Duration
 	tracer    Tracer
-	clock     bool // requests are timed (statistics or tracer)
 	stats     *stats
 	now       int64 // clock when the last completions were reaped
 	acceptNow int64 // clock of this accept round's submissions, 0 until read
@@ -109,14 +108,11 @@ func (s *Scheduler) run(b Backend, opts Options, ready chan<- error) {
 		done:     make([]completion, 2*(n+1)),
 		spin:     opts.Spin,
 		tracer:   opts.Tracer,
-		clock:    s.clock,
 		retry:    make([]*request, 0, n),
 		ring:     uq,
 		locked:   locked,
 	}
-	if s.statsOn {
-		l.stats = &s.stats
-	}
+	l.stats = &s.stats
 	l.slowNs, l.slowCh = int64(s.slowThreshold), s.slowCh
 	l.cls = newClassPolicy(opts.Classes, n)
 	l.cls.callers = &s.callerLat
@@ -149,7 +145,7 @@ func (l *loop) main() {
 		if err != nil {
 			l.fatal(err)
 		}
-		if l.clock && n > 0 {
+		if n > 0 {
 			l.now = Now() // one clock read stamps the whole batch
 		}
 		woke := false
@@ -162,9 +158,7 @@ func (l *loop) main() {
 		if l.stallScan {
 			l.scanStalls()
 		}
-		if l.stats != nil {
-			l.publish()
-		}
+		l.publish()
 		if woke && !l.locked {
 			// Let the callers just woken run on this thread now:
 			// the first waits in this P's runnext, and would
@@ -258,11 +252,9 @@ func (l *loop) enter(wait bool, timeout time.Duration) {
 	if err := l.q.enter(wait, timeout); err != nil && err != uring.ErrBusy {
 		l.fatal(err)
 	}
-	if l.stats != nil {
-		l.stats.enters.Add(1)
-		if wait {
-			l.stats.sleeps.Add(1)
-		}
+	l.stats.enters.Add(1)
+	if wait {
+		l.stats.sleeps.Add(1)
 	}
 }
 
@@ -343,14 +335,12 @@ func (l *loop) take() {
 	}
 	head := l.s.incoming.Swap(nil)
 	var now int64
-	if l.clock {
-		now = Now() // one clock read stamps the whole batch
-		// Also the loop's clock (completions are stamped with a fresh
-		// read after each reap): the background bound's Hold is
-		// judged against it, and after an idle spell the last reap's
-		// time would keep the bound on for the first batch.
-		l.now = now
-	}
+	now = Now() // one clock read stamps the whole batch
+	// Also the loop's clock (completions are stamped with a fresh
+	// read after each reap): the background bound's Hold is
+	// judged against it, and after an idle spell the last reap's
+	// time would keep the bound on for the first batch.
+	l.now = now
 	var first, last *request
 	for r := head; r != nil; {
 		r.tTaken = now
@@ -393,7 +383,7 @@ func (l *loop) submit(r *request) {
 			l.cls.latIn++
 		}
 	}
-	if l.clock && r.tSubmit == 0 {
+	if r.tSubmit == 0 {
 		if l.acceptNow == 0 {
 			l.acceptNow = Now() // one clock read stamps the whole batch
 		}
@@ -432,7 +422,7 @@ func (l *loop) complete(c completion) bool {
 		return false
 	}
 	r.tComplete = l.now
-	if r.bounded && l.clock && r.err != errWouldBlock {
+	if r.bounded && r.err != errWouldBlock {
 		l.cls.adapt(l.now - r.tSubmit)
 	}
 	if r.slowReports > 0 {

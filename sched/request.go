@@ -44,10 +44,9 @@ type request struct {
 	// Timestamps (Now): tEnqueue for the tracer (zero without one),
 	// when the caller handed the request over; tTaken for the
 	// statistics, when the loop took it from the incoming stack (one
-	// clock read per batch: a clock read costs ~50ns on the development
-	// VM, more than the rest of the statistics); tSubmit, the first
-	// submission; tComplete, the final completion reaped. Zero when
-	// neither statistics nor tracer want them.
+	// clock read per batch: a clock read costs more than the rest of
+	// the statistics); tSubmit, the first submission; tComplete, the
+	// final completion reaped.
 	tEnqueue, tTaken, tSubmit, tComplete int64
 	submits                              int32
 	again                                uint8 // attempts that ended in EAGAIN (sys.AgainLimit)

@@ -62,11 +62,7 @@ type Scheduler struct {
 	// nothing around it; otherwise it takes the instrumented route.
 	bare bool
 
-	// clock says requests are timed: for the statistics, or a Tracer.
-	// statsOn is always set: statistics are always on.
-	clock   bool
-	statsOn bool
-	stats   stats // stats_linux.go
+	stats stats // stats_linux.go
 
 	slowThreshold time.Duration // slow_linux.go; 0: off
 	slowCh        chan SlowIO   // to the reporting goroutine; nil: no one to report to
@@ -140,7 +136,6 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 	}
 	s := &Scheduler{backend: b, exited: make(chan struct{}), noInline: opts.NoInline, tracer: opts.Tracer, faults: opts.Faults}
 	s.bare = opts.Tracer == nil && opts.Faults == nil
-	s.statsOn = true
 	s.syncOnCaller = !s.noInline && !opts.Classes.Off && b != Blocking
 	s.workOnCaller = !s.noInline && b == URing
 	n := maxInline
@@ -152,7 +147,6 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 	for i := maxInline; i < n; i++ {
 		s.places[i].blocking = true
 	}
-	s.clock = opts.Tracer != nil || s.statsOn
 	if b != Blocking {
 		s.startSlow(opts)
 	}

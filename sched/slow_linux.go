@@ -37,7 +37,7 @@ func (s *Scheduler) startSlow(opts Options) {
 	if s.slowThreshold == 0 {
 		s.slowThreshold = DefaultSlowThreshold
 	}
-	if s.slowThreshold < 0 || !s.clock {
+	if s.slowThreshold < 0 {
 		s.slowThreshold = 0
 		return
 	}
