@@ -101,23 +101,32 @@ func traceChild(t *testing.T, mode string, env ...string) (*exec.Cmd, string) {
 	return cmd, filepath.Join(dir, "run")
 }
 
+// killWhenReady starts cmd, waits for its "ready" line, runs check, sends
+// it SIGTERM and checks that it died of it.
+func killWhenReady(t *testing.T, cmd *exec.Cmd, check func()) {
+	t.Helper()
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	require.Equal(t, "ready\n", line)
+	check()
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	require.True(t, errors.As(err, &exit), "%v", err)
+	ws := exit.Sys().(syscall.WaitStatus)
+	require.True(t, ws.Signaled() && ws.Signal() == syscall.SIGTERM, "child did not die of SIGTERM: %v", err)
+}
+
 func TestTraceEnv(t *testing.T) {
 	t.Run("signal", func(t *testing.T) {
 		cmd, prefix := traceChild(t, "signal", "DISKIO_TRACE_EVERY=0")
-		out, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		cmd.Stderr = os.Stderr
-		require.NoError(t, cmd.Start())
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		require.Equal(t, "ready\n", line)
-		_, err = os.Stat(prefix + trace.SuffixChrome)
-		require.ErrorIs(t, err, os.ErrNotExist, "written before the signal with DISKIO_TRACE_EVERY=0")
-		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-		err = cmd.Wait()
-		var exit *exec.ExitError
-		require.True(t, errors.As(err, &exit), "%v", err)
-		ws := exit.Sys().(syscall.WaitStatus)
-		require.True(t, ws.Signaled() && ws.Signal() == syscall.SIGTERM, "child did not die of SIGTERM: %v", err)
+		killWhenReady(t, cmd, func() {
+			_, err := os.Stat(prefix + trace.SuffixChrome)
+			require.ErrorIs(t, err, os.ErrNotExist, "written before the signal with DISKIO_TRACE_EVERY=0")
+		})
 		checkTraceFiles(t, prefix)
 	})
 	t.Run("periodic", func(t *testing.T) {
@@ -134,18 +143,7 @@ func TestTraceEnv(t *testing.T) {
 	})
 	t.Run("stop", func(t *testing.T) {
 		cmd, prefix := traceChild(t, "stop", "DISKIO_TRACE_EVERY=20ms")
-		out, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		cmd.Stderr = os.Stderr
-		require.NoError(t, cmd.Start())
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		require.Equal(t, "ready\n", line)
-		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-		err = cmd.Wait()
-		var exit *exec.ExitError
-		require.True(t, errors.As(err, &exit), "%v", err)
-		ws := exit.Sys().(syscall.WaitStatus)
-		require.True(t, ws.Signaled() && ws.Signal() == syscall.SIGTERM, "child did not die of SIGTERM: %v", err)
+		killWhenReady(t, cmd, func() {})
 		checkTraceFiles(t, prefix)
 	})
 	t.Run("sizes", func(t *testing.T) {
