@@ -5,8 +5,8 @@ import "time"
 // Class is the I/O class of a request: what it is waiting for decides how
 // the scheduler orders it against others on the same device. A request
 // takes the class given to its call (ReadAtClass, Batch.SetClass), else
-// the class set for its descriptor (SetClass; diskio.WithClass sets it for
-// a File), else Unclassified.
+// its File's (File.SetClass; diskio.WithClass sets it for a diskio.File),
+// else Unclassified.
 type Class uint8
 
 const (

@@ -66,7 +66,7 @@
 //
 // # Classes and statistics
 //
-// A request's Class (SetClass per descriptor, ReadAtClass and the like
+// A request's Class (File.SetClass per file, ReadAtClass and the like
 // per call, Batch.SetClass) orders it against others: while Latency
 // requests are queued or in flight, Background requests in flight are
 // bounded (ClassOptions). Stats reports requests, bytes, queue and device
