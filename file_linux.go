@@ -125,13 +125,17 @@ func newFile(name string, osf *os.File, s *sched.Scheduler, flag, fl int, pos in
 		partialEnd:  -1,
 	}
 	f.cur.pos.Store(pos)
-	err := f.open(s, f.bufferedFd, &f.bf)
+	// The scheduler's handles, one per descriptor, named after the
+	// File: the buffered one first (setup reports a fallback through
+	// it), the direct one once setup has opened it.
+	var err error
+	f.bf, err = s.Open(f.bufferedFd, name)
 	if err == nil {
 		f.io = f.bf
 		err = f.setup(mode, fl, st)
 	}
 	if err == nil && f.dataFd != f.bufferedFd {
-		err = f.open(s, f.dataFd, &f.io)
+		f.io, err = s.Open(f.dataFd, name)
 	}
 	if err != nil {
 		if f.dataFd != f.bufferedFd {
@@ -217,14 +221,6 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 	}
 	f.dur.init()
 	return nil
-}
-
-// open makes the scheduler's handle for one of the File's descriptors,
-// named after the File, in *h.
-func (f *File) open(s *sched.Scheduler, fd int, h **sched.File) error {
-	sf, err := s.Open(fd, f.name)
-	*h = sf
-	return err
 }
 
 // sched returns the File's scheduler.

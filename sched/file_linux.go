@@ -147,7 +147,7 @@ func (f *File) Close() error {
 
 var errFileClosed = errors.New("sched: File already closed")
 
-// request returns a pooled request for op on f, with f's class.
+// request returns a pooled request for op on f.
 func (f *File) request(op Op) *request {
 	r := getRequest()
 	r.op, r.file, r.fd = op, f, f.fd
@@ -159,18 +159,22 @@ func (f *File) request(op Op) *request {
 // untouched until ReadAt returns; on an O_DIRECT descriptor it must be
 // aligned. A File whose data lives in memory (tmpfs) is read on the
 // caller, as os.File reads it: there is nothing to wait for.
-func (f *File) ReadAt(p []byte, off int64) (int, error) {
+func (f *File) ReadAt(p []byte, off int64) (int, error) { return f.transfer(OpRead, p, off, 0) }
+
+// transfer reads or writes p at off with rwf (a write's flags): a File
+// in memory copies on the caller first (copyInMemory), the scheduler's
+// do makes the rest.
+func (f *File) transfer(op Op, p []byte, off int64, rwf uint32) (int, error) {
 	done := 0
-	if f.inMemory && f.s.bare {
+	if rwf == 0 && f.inMemory && f.s.bare {
 		var err error
-		if done, err = f.copyInMemory(OpRead, p, off); err == nil {
+		if done, err = f.copyInMemory(op, p, off); err == nil {
 			return done, nil
 		}
 	}
-	r := f.request(OpRead)
-	r.buf, r.off, r.done = p, off, done
-	n, err := f.s.do(r)
-	return n, err
+	r := f.request(op)
+	r.buf, r.off, r.rwf, r.done = p, off, rwf, done
+	return f.s.do(r)
 }
 
 // copyInMemory reads or writes p at off on a File whose data lives in
@@ -215,16 +219,7 @@ func (f *File) WriteAt(p []byte, off int64) (int, error) {
 // as O_SYNC; unix.RWF_APPEND writes at the end of the file (off is then
 // ignored). A resubmitted short write keeps the flags.
 func (f *File) WriteAtFlags(p []byte, off int64, rwf uint32) (int, error) {
-	done := 0
-	if rwf == 0 && f.inMemory && f.s.bare {
-		var err error
-		if done, err = f.copyInMemory(OpWrite, p, off); err == nil {
-			return done, nil
-		}
-	}
-	r := f.request(OpWrite)
-	r.buf, r.off, r.rwf, r.done = p, off, rwf, done
-	return f.s.do(r)
+	return f.transfer(OpWrite, p, off, rwf)
 }
 
 // Fsync flushes the file's data and metadata to stable storage.
@@ -248,7 +243,7 @@ func (f *File) Fallocate(mode uint32, off, length int64) error {
 	return err
 }
 
-// name returns the name of r's file for reports, "" for a request made by
+// fileName returns the name of r's file for reports, "" for a request made by
 // descriptor number.
 func (r *request) fileName() string {
 	if r.file == nil {
