@@ -29,20 +29,20 @@ import (
 //
 //   - page cache (the default): GOMAXPROCS + 4 + the worker cap. The
 //     syncs run on their callers' threads, at most the cap at a time
-//     (the places the idle fast path uses are not theirs too), which
+//     (the caller slots the idle fast path uses are not theirs too), which
 //     the test checks exactly, from /proc; the writes are copies into
 //     the page cache. On a starved CPU (other packages' tests beside
 //     this one) the runtime starts more (see limit below).
 //   - Direct: 2 more. The writes extend their files, so io_uring hands
 //     them to its workers (the cap); the writes and syncs made on callers
 //     before the first of them reached the ring (the idle fast path, the
-//     places for blocking work) started threads of their own, and a Go
+//     caller slots for blocking work) started threads of their own, and a Go
 //     process never gives a thread back.
 //
 // One more where the binary links cgo (-race does), whose template thread
 // starts at init. Each mode runs in a process of its own, since a Go
 // process keeps every thread it ever started. Before syncs stopped taking
-// the idle fast path's places too, page cache peaked at 13-14.
+// the idle fast path's caller slots too, page cache peaked at 13-14.
 func TestWritersThreadsBounded(t *testing.T) {
 	if spec := os.Getenv("DISKIO_FILE_WRITERS_CHILD"); spec != "" {
 		filesWritersChild(t, spec)

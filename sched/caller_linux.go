@@ -39,7 +39,7 @@ import (
 //
 // Once something has gone to the workers (the loop locked itself for it),
 // the third kind goes there too: the pool is there, and work for it adds
-// no thread beyond the cap, where callers' places would add theirs.
+// no thread beyond the cap, where callers' slots would add theirs.
 //
 // Unclassified writes still go to the workers when they would block, as
 // they did before classes (a program that classifies its files says what
@@ -51,33 +51,35 @@ import (
 // written by one flusher, tables written front to back by a flush or a
 // compaction, which rarely have many writers per file.
 //
-// The first two share maxInline places, but for work of the third kind
-// on io_uring (syncs included), which takes only its own places, so that
+// The first two share maxInline slots, but for work of the third kind
+// on io_uring (syncs included), which takes only its own slots, so that
 // the two never hold threads for it at once; a request finding none free
-// goes through the loop. The third kind has places of its own, as many
+// goes through the loop. The third kind has slots of its own, as many
 // as the worker cap (callerWorkers); a request finding none free waits
-// for one, parked, in a placeQueue where latency class goes first.
+// for one, parked, in a slotQueue where latency class goes first.
 // Either way the threads they hold stay bounded: at most maxInline + the
-// cap. A place keeps what the loop keeps for requests in the kernel: the
+// cap. A slot keeps what the loop keeps for requests in the kernel: the
 // slow-request watch, and for the class policy, whether latency work is
 // under way (callerLatency).
 //
-// The watch is one timer per scheduler, armed while places are in use:
-// every quarter of the threshold it reports the requests in places that
+// The watch is one timer per scheduler, armed while slots are in use:
+// every quarter of the threshold it reports the requests in slots that
 // are due, as the loop reports its own (so within 1.25x the threshold),
-// and it disarms itself once it finds no place in use. A request on its
+// and it disarms itself once it finds no slot in use. A request on its
 // caller pays two uncontended locks and an atomic load for it, not a
 // timer of its own.
 //
 // The measurements behind these choices are in
 // docs/2026-11-28-design-figures.md.
 
-// callerPlace is one of the places where a request runs on its caller.
-type callerPlace struct {
-	busy     atomic.Bool // taken (takePlace, awaitPlace); freed by freePlace
-	blocking bool        // one of the places for work io_uring would hand to a worker
-	// Under placeQueue.mu: write, the place runs writes to fd
-	// (placeQueue.writes); queued, the writes to fd waiting behind the
+// callerSlot is one of the Scheduler's callerSlots: a request runs on
+// its caller's thread only while it holds one, so that the threads
+// callers hold in system calls stay as many as there are slots.
+type callerSlot struct {
+	busy     atomic.Bool // taken (takeSlot, awaitSlot); freed by freeSlot
+	blocking bool        // one of the slots for work io_uring would hand to a worker
+	// Under slotQueue.mu: write, the slot runs writes to fd
+	// (slotQueue.writes); queued, the writes to fd waiting behind the
 	// one running (onCaller).
 	write  bool
 	fd     int32
@@ -94,26 +96,26 @@ type callerLatency struct {
 	last atomic.Int64 // Now when the last one ended; 0: none yet
 }
 
-// callerWatch is the slow-request watch over the places.
+// callerWatch is the slow-request watch over the slots.
 type callerWatch struct {
 	armed atomic.Bool
 	timer *time.Timer // made by startSlow, stopped
 	every time.Duration
 }
 
-// placeQueue is where requests wait for a place for blocking work, in
+// slotQueue is where requests wait for a slot for blocking work, in
 // FIFO lists linked by request.next, by rank: latency class first, then
 // syncs, fallocate and unlink, then writes that came back from the ring.
-// Writes hold at most maxWrites places (one less than there are), so a
+// Writes hold at most maxWrites slots (one less than there are), so a
 // sync, which a whole group of writers waits for, never queues behind
 // them: extending writes to one file serialise on its inode lock anyway
 // (io_uring's own worker pool hashes them to one worker, for the same
-// reason). A freed place goes to the first waiter it may go to, so it
+// reason). A freed slot goes to the first waiter it may go to, so it
 // never sits free while one waits.
-type placeQueue struct {
+type slotQueue struct {
 	mu        sync.Mutex
-	waiting   [3]reqList // by placeRank
-	writes    int        // places held by writes
+	waiting   [3]reqList // by slotRank
+	writes    int        // slots held by writes
 	maxWrites int
 }
 
@@ -143,8 +145,8 @@ func (l *reqList) pop() *request {
 	return r
 }
 
-// placeRank is r's list in a placeQueue.
-func placeRank(r *request) int {
+// slotRank is r's list in a slotQueue.
+func slotRank(r *request) int {
 	switch {
 	case r.class == Latency:
 		return 0
@@ -164,7 +166,7 @@ func blocksWorker(op Op) bool {
 	return false
 }
 
-// callerWorkers is how many places are kept for work io_uring would hand
+// callerWorkers is how many slots are kept for work io_uring would hand
 // to a worker: as many as the worker cap allows workers (n, resolved
 // from Options.IOWQMaxWorkers), or the default cap where there is none.
 func callerWorkers(n int) int {
@@ -174,17 +176,17 @@ func callerWorkers(n int) int {
 	return min(n, 1024)
 }
 
-// awaitPlace takes a free place for blocking work, or waits for one,
+// awaitSlot takes a free slot for blocking work, or waits for one,
 // parked (no thread held), behind the waiters of r's rank or higher. A
-// write to a descriptor whose writes run in a place already is queued
-// there instead, and awaitPlace returns nil at once (onCaller).
-func (s *Scheduler) awaitPlace(r *request) *callerPlace {
-	q := &s.blocked
-	k := placeRank(r)
+// write to a descriptor whose writes run in a slot already is queued
+// there instead, and awaitSlot returns nil at once (onCaller).
+func (s *Scheduler) awaitSlot(r *request) *callerSlot {
+	q := &s.slotQueue
+	k := slotRank(r)
 	q.mu.Lock()
 	if k == 2 {
-		for i := maxInline; i < len(s.places); i++ {
-			if p := &s.places[i]; p.write && p.fd == r.fd {
+		for i := maxInline; i < len(s.callerSlots); i++ {
+			if p := &s.callerSlots[i]; p.write && p.fd == r.fd {
 				// Behind the writes to the same file running there.
 				p.queued.push(r)
 				q.mu.Unlock()
@@ -193,8 +195,8 @@ func (s *Scheduler) awaitPlace(r *request) *callerPlace {
 		}
 	}
 	if k < 2 || q.writes < q.maxWrites {
-		for i := maxInline; i < len(s.places); i++ {
-			if p := &s.places[i]; !p.busy.Load() {
+		for i := maxInline; i < len(s.callerSlots); i++ {
+			if p := &s.callerSlots[i]; !p.busy.Load() {
 				p.busy.Store(true)
 				if k == 2 {
 					q.writes++
@@ -207,28 +209,28 @@ func (s *Scheduler) awaitPlace(r *request) *callerPlace {
 	}
 	q.waiting[k].push(r)
 	q.mu.Unlock()
-	<-r.wake // freePlace hands one over
-	p := r.place
-	r.place = nil
+	<-r.wake // freeSlot hands one over
+	p := r.callerSlot
+	r.callerSlot = nil
 	return p
 }
 
-// freePlace frees p, or hands it to the first request waiting for one
+// freeSlot frees p, or hands it to the first request waiting for one
 // that may take it.
-func (s *Scheduler) freePlace(p *callerPlace) {
+func (s *Scheduler) freeSlot(p *callerSlot) {
 	if !p.blocking {
 		p.busy.Store(false)
 		return
 	}
-	q := &s.blocked
+	q := &s.slotQueue
 	q.mu.Lock()
-	s.freePlaceLocked(p)
+	s.freeSlotLocked(p)
 }
 
-// freePlaceLocked is freePlace for a blocking place, with
-// placeQueue.mu held; it unlocks it.
-func (s *Scheduler) freePlaceLocked(p *callerPlace) {
-	q := &s.blocked
+// freeSlotLocked is freeSlot for a blocking slot, with
+// slotQueue.mu held; it unlocks it.
+func (s *Scheduler) freeSlotLocked(p *callerSlot) {
+	q := &s.slotQueue
 	if p.write {
 		q.writes--
 		p.write = false
@@ -245,7 +247,7 @@ func (s *Scheduler) freePlaceLocked(p *callerPlace) {
 			q.writes++
 			p.write, p.fd = true, r.fd
 		}
-		r.place = p
+		r.callerSlot = p
 		q.mu.Unlock()
 		r.wake <- struct{}{}
 		return
@@ -254,11 +256,11 @@ func (s *Scheduler) freePlaceLocked(p *callerPlace) {
 	q.mu.Unlock()
 }
 
-// takePlace takes a free place of the idle fast path and latency-class
+// takeSlot takes a free slot of the idle fast path and latency-class
 // syncs, or returns nil.
-func (s *Scheduler) takePlace() *callerPlace {
+func (s *Scheduler) takeSlot() *callerSlot {
 	for i := range maxInline {
-		p := &s.places[i]
+		p := &s.callerSlots[i]
 		if !p.busy.Load() && p.busy.CompareAndSwap(false, true) {
 			return p
 		}
@@ -272,26 +274,26 @@ func (s *Scheduler) latencyOnCaller(r *request) bool {
 	return r.class == Latency && (r.op == OpFdatasync || r.op == OpFsync) && s.syncOnCaller
 }
 
-// runAt runs r on its caller in place p, then frees p.
-func (s *Scheduler) runAt(p *callerPlace, r *request) {
+// runAt runs r on its caller in slot p, then frees p.
+func (s *Scheduler) runAt(p *callerSlot, r *request) {
 	s.runIn(p, r)
-	s.freePlace(p)
+	s.freeSlot(p)
 }
 
-// onCaller runs r on its caller in a place for blocking work: a sync,
+// onCaller runs r on its caller in a slot for blocking work: a sync,
 // fallocate or unlink, or the rest of a classified write that came back
 // from the ring (it would block).
 //
-// Writes to one descriptor run one after another in one place, as
+// Writes to one descriptor run one after another in one slot, as
 // io_uring's workers run them (it hashes writes to a regular file by
 // inode, so one worker runs them back to back): a write that finds one
 // running is queued behind it, and its caller waits, parked. The caller
-// that took the place makes its own request, then, if others queued
-// meanwhile, leaves them to a goroutine that makes them in that place and
+// that took the slot makes its own request, then, if others queued
+// meanwhile, leaves them to a goroutine that makes them in that slot and
 // wakes their callers (drainWrites), so that no caller waits for requests
 // queued after its own.
 func (s *Scheduler) onCaller(r *request) {
-	p := s.awaitPlace(r)
+	p := s.awaitSlot(r)
 	if p == nil {
 		<-r.wake // made by drainWrites
 		return
@@ -304,12 +306,12 @@ func (s *Scheduler) onCaller(r *request) {
 
 // nextWrite takes the next request queued behind p's writes, or frees p
 // and returns nil.
-func (s *Scheduler) nextWrite(p *callerPlace) *request {
-	q := &s.blocked
+func (s *Scheduler) nextWrite(p *callerSlot) *request {
+	q := &s.slotQueue
 	q.mu.Lock()
 	r := p.queued.pop()
 	if r == nil {
-		s.freePlaceLocked(p)
+		s.freeSlotLocked(p)
 		return nil
 	}
 	q.mu.Unlock()
@@ -318,7 +320,7 @@ func (s *Scheduler) nextWrite(p *callerPlace) *request {
 
 // drainWrites makes the requests queued in p, from r on, and frees p. A
 // request's caller holds its reference on s until woken.
-func (s *Scheduler) drainWrites(p *callerPlace, r *request) {
+func (s *Scheduler) drainWrites(p *callerSlot, r *request) {
 	for r != nil {
 		s.runIn(p, r)
 		next := s.nextWrite(p) // before the wake-up: r is its caller's again
@@ -327,8 +329,8 @@ func (s *Scheduler) drainWrites(p *callerPlace, r *request) {
 	}
 }
 
-// runIn runs r on the calling goroutine in place p, which stays taken.
-func (s *Scheduler) runIn(p *callerPlace, r *request) {
+// runIn runs r on the calling goroutine in slot p, which stays taken.
+func (s *Scheduler) runIn(p *callerSlot, r *request) {
 	start := s.callerStart(r)
 	watched := s.watch.timer != nil
 	if watched {
@@ -364,30 +366,30 @@ func (s *Scheduler) runIn(p *callerPlace, r *request) {
 	}
 }
 
-// checkPlaces runs on the watch's timer: it reports the requests in
-// places that are due, and rearms the timer while any place is in use.
-func (s *Scheduler) checkPlaces() {
-	if s.watchPlaces(true) {
+// checkSlots runs on the watch's timer: it reports the requests in
+// slots that are due, and rearms the timer while any slot is in use.
+func (s *Scheduler) checkSlots() {
+	if s.watchSlots(true) {
 		s.watch.timer.Reset(s.watch.every)
 		return
 	}
 	s.watch.armed.Store(false)
-	// A place taken since the scan saw the watch armed and left it to
+	// A slot taken since the scan saw the watch armed and left it to
 	// this timer: look again, after disarming.
-	if s.watchPlaces(false) && s.watch.armed.CompareAndSwap(false, true) {
+	if s.watchSlots(false) && s.watch.armed.CompareAndSwap(false, true) {
 		s.watch.timer.Reset(s.watch.every)
 	}
 }
 
-// watchPlaces reports whether a place holds a request, and with report
+// watchSlots reports whether a slot holds a request, and with report
 // reports those due. A request's caller holds its reference to s while
-// it is in a place, so the loop, and the reports' channel, are alive.
-func (s *Scheduler) watchPlaces(report bool) bool {
+// it is in a slot, so the loop, and the reports' channel, are alive.
+func (s *Scheduler) watchSlots(report bool) bool {
 	busy := false
 	ns := int64(s.slowThreshold)
 	var now int64
-	for i := range s.places {
-		p := &s.places[i]
+	for i := range s.callerSlots {
+		p := &s.callerSlots[i]
 		p.mu.Lock()
 		if r := p.r; r != nil {
 			busy = true

@@ -190,13 +190,13 @@ func TestBlockedWritesSkipRing(t *testing.T) {
 	require.False(t, s.locked.Load())
 }
 
-// A place for blocking work freed while requests wait goes to the first
+// A slot for blocking work freed while requests wait goes to the first
 // latency-class waiter, then to syncs, then to writes, each in arrival
-// order; a place is never free while a request that may take it waits.
-// Writes hold all places but one, which stays for syncs.
+// order; a slot is never free while a request that may take it waits.
+// Writes hold all slots but one, which stays for syncs.
 func TestPlaceQueueOrder(t *testing.T) {
 	s := newSched(t, URing, Options{IOWQMaxWorkers: 2})
-	require.Len(t, s.places, maxInline+2)
+	require.Len(t, s.callerSlots, maxInline+2)
 	fd := int32(10)
 	req := func(op Op, c Class) *request {
 		r := getRequest()
@@ -205,10 +205,10 @@ func TestPlaceQueueOrder(t *testing.T) {
 		return r
 	}
 	queued := func(r *request) bool {
-		s.blocked.mu.Lock()
-		defer s.blocked.mu.Unlock()
-		for k := range s.blocked.waiting {
-			for q := s.blocked.waiting[k].first; q != nil; q = q.next {
+		s.slotQueue.mu.Lock()
+		defer s.slotQueue.mu.Unlock()
+		for k := range s.slotQueue.waiting {
+			for q := s.slotQueue.waiting[k].first; q != nil; q = q.next {
 				if q == r {
 					return true
 				}
@@ -219,54 +219,54 @@ func TestPlaceQueueOrder(t *testing.T) {
 	got := make(chan string, 4)
 	wait := func(name string, r *request) {
 		go func() {
-			p := s.awaitPlace(r)
+			p := s.awaitSlot(r)
 			got <- name
-			s.freePlace(p)
+			s.freeSlot(p)
 		}()
 		require.Eventually(t, func() bool { return queued(r) }, 5*time.Second, time.Millisecond)
 	}
 
-	held := []*callerPlace{s.awaitPlace(req(OpFsync, Background)), s.awaitPlace(req(OpFdatasync, Unclassified))}
+	held := []*callerSlot{s.awaitSlot(req(OpFsync, Background)), s.awaitSlot(req(OpFdatasync, Unclassified))}
 	require.NotSame(t, held[0], held[1])
 	wait("write 1", req(OpWrite, Background))
 	wait("sync", req(OpFdatasync, Background))
 	wait("write 2", req(OpWrite, Unclassified))
 	wait("latency", req(OpFdatasync, Latency))
-	s.freePlace(held[0])
+	s.freeSlot(held[0])
 	for _, want := range []string{"latency", "sync", "write 1", "write 2"} {
 		require.Equal(t, want, <-got)
 	}
-	s.freePlace(held[1])
+	s.freeSlot(held[1])
 
-	// One write holds a place: a second write waits though a place is
-	// free, and a sync takes that place.
-	w1 := s.awaitPlace(req(OpWrite, Unclassified))
+	// One write holds a slot: a second write waits though a slot is
+	// free, and a sync takes that slot.
+	w1 := s.awaitSlot(req(OpWrite, Unclassified))
 	wait("write 3", req(OpWrite, Unclassified))
-	sync := s.awaitPlace(req(OpFsync, Unclassified))
+	sync := s.awaitSlot(req(OpFsync, Unclassified))
 	require.NotSame(t, w1, sync)
-	s.freePlace(sync)
+	s.freeSlot(sync)
 	select {
 	case name := <-got:
-		t.Fatalf("%s took the place kept for syncs", name)
+		t.Fatalf("%s took the slot kept for syncs", name)
 	case <-time.After(20 * time.Millisecond):
 	}
-	s.freePlace(w1)
+	s.freeSlot(w1)
 	require.Equal(t, "write 3", <-got)
 	require.Eventually(t, func() bool {
-		for i := maxInline; i < len(s.places); i++ {
-			if s.places[i].busy.Load() {
+		for i := maxInline; i < len(s.callerSlots); i++ {
+			if s.callerSlots[i].busy.Load() {
 				return false
 			}
 		}
 		return true
 	}, 5*time.Second, time.Millisecond)
-	s.blocked.mu.Lock()
-	require.Zero(t, s.blocked.writes)
-	s.blocked.mu.Unlock()
+	s.slotQueue.mu.Lock()
+	require.Zero(t, s.slotQueue.writes)
+	s.slotQueue.mu.Unlock()
 }
 
-// Writes to one descriptor that come back from the ring run in one place,
-// one after another; writes to another descriptor take a place of their
+// Writes to one descriptor that come back from the ring run in one slot,
+// one after another; writes to another descriptor take a slot of their
 // own.
 func TestWritesQueueBehindTheirFile(t *testing.T) {
 	s := newSched(t, URing, Options{IOWQMaxWorkers: 4})
@@ -276,26 +276,26 @@ func TestWritesQueueBehindTheirFile(t *testing.T) {
 		return r
 	}
 	r1, r2, r3, r4 := w(5), w(5), w(6), w(5)
-	p := s.awaitPlace(r1)
+	p := s.awaitSlot(r1)
 	require.NotNil(t, p)
-	require.Nil(t, s.awaitPlace(r2), "a second write to fd 5 took a place")
-	p6 := s.awaitPlace(r3)
+	require.Nil(t, s.awaitSlot(r2), "a second write to fd 5 took a slot")
+	p6 := s.awaitSlot(r3)
 	require.NotNil(t, p6)
 	require.NotSame(t, p, p6)
-	require.Nil(t, s.awaitPlace(r4))
+	require.Nil(t, s.awaitSlot(r4))
 	require.Same(t, r2, s.nextWrite(p))
 	require.Same(t, r4, s.nextWrite(p))
 	require.Nil(t, s.nextWrite(p))
-	require.False(t, p.busy.Load(), "the place was not freed with its queue empty")
+	require.False(t, p.busy.Load(), "the slot was not freed with its queue empty")
 	require.Nil(t, s.nextWrite(p6))
-	s.blocked.mu.Lock()
-	require.Zero(t, s.blocked.writes)
-	s.blocked.mu.Unlock()
+	s.slotQueue.mu.Lock()
+	require.Zero(t, s.slotQueue.writes)
+	s.slotQueue.mu.Unlock()
 }
 
 // Many goroutines extending one O_DIRECT file of the background class
 // and syncing it, with the scheduler busy, so that every write comes back
-// from the ring and goes through one place: every byte lands where it
+// from the ring and goes through one slot: every byte lands where it
 // was written.
 func TestConcurrentExtendingWrites(t *testing.T) {
 	s := newSched(t, URing, Options{})

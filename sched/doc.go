@@ -50,9 +50,9 @@
 // beyond that wait, they never fail. When the scheduler is idle, up to
 // two waiting requests at a time run inline on their callers with one
 // system call, and so do latency-class syncs whatever is in flight, in
-// the same two places (on io_uring, syncs take only the places below).
-// On io_uring, what the ring would hand to one of
-// its worker threads runs on its caller instead: syncs, fallocate and
+// the same two caller slots (on io_uring, syncs take only the slots
+// below). On io_uring, what the ring would hand to one of its worker
+// threads runs on its caller instead: syncs, fallocate and
 // unlink, and writes of the latency and background classes that the
 // kernel cannot start without blocking (sent with RWF_NOWAIT, they come
 // back), at most Options.IOWQMaxWorkers (default 4) at a time, latency

@@ -5,7 +5,7 @@ package sched
 import "time"
 
 // What a monitor reads besides the counters (Stats.Places,
-// Stats.Slow.Oldest): the places in use and the age of the oldest stall.
+// Stats.Slow.Oldest): the caller slots in use and the age of the oldest stall.
 // ReadStats finds them when called; nothing is recorded per request for
 // them. The loop finds its oldest stall again only when a check reports
 // a request slow or a request reported slow completes (scanStalls).
@@ -15,14 +15,14 @@ import "time"
 // 2^11 times it.
 const SlowDoublings = 12
 
-// PlaceStats counts the places where requests run on their callers'
+// PlaceStats counts the caller slots, where requests run on their callers'
 // threads (see Options.NoInline and Options.IOWQMaxWorkers), each a
 // thread held by a system call while in use.
 type PlaceStats struct {
-	// Inline places serve the idle fast path and latency-class syncs
-	// (on io_uring, syncs take only the blocking places).
+	// Inline slots serve the idle fast path and latency-class syncs
+	// (on io_uring, syncs take only the blocking slots).
 	Inline, InlineInUse int
-	// Blocking places serve, on io_uring, the work the ring would hand
+	// Blocking slots serve, on io_uring, the work the ring would hand
 	// to a worker thread.
 	Blocking, BlockingInUse int
 }
@@ -50,16 +50,16 @@ func (l *loop) scanStalls() {
 	}
 }
 
-// readHealth fills dst's places and the oldest stall, allocating
-// nothing: it counts the places in use, and looks for stalls among the
-// requests running in them (under each place's lock, which their
+// readHealth fills dst's Places and the oldest stall, allocating
+// nothing: it counts the slots in use, and looks for stalls among the
+// requests running in them (under each slot's lock, which their
 // callers take twice per request).
 func (s *Scheduler) readHealth(dst *Stats) {
-	p := PlaceStats{Inline: min(maxInline, len(s.places))}
-	p.Blocking = len(s.places) - p.Inline
+	p := PlaceStats{Inline: min(maxInline, len(s.callerSlots))}
+	p.Blocking = len(s.callerSlots) - p.Inline
 	oldest := s.stats.stallSince.Load()
-	for i := range s.places {
-		pl := &s.places[i]
+	for i := range s.callerSlots {
+		pl := &s.callerSlots[i]
 		if !pl.busy.Load() {
 			continue
 		}

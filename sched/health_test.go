@@ -67,7 +67,7 @@ func TestStallAge(t *testing.T) {
 	}
 }
 
-// The places are counted by kind; files that run buffered are counted
+// The slots are counted by kind; files that run buffered are counted
 // from ReportBuffered, the scheduler's own fallback is not.
 func TestPlacesAndFallbacks(t *testing.T) {
 	s := newSched(t, URing, Options{IOWQMaxWorkers: 3})
@@ -82,12 +82,12 @@ func TestPlacesAndFallbacks(t *testing.T) {
 	s.ReadStats(&st)
 	require.EqualValues(t, 1, st.Fallbacks)
 
-	// A place in use is counted while its request runs.
-	p := s.takePlace()
+	// A slot in use is counted while its request runs.
+	p := s.takeSlot()
 	require.NotNil(t, p)
 	s.ReadStats(&st)
 	require.Equal(t, 1, st.Places.InlineInUse)
-	s.freePlace(p)
+	s.freeSlot(p)
 	s.ReadStats(&st)
 	require.Zero(t, st.Places.InlineInUse)
 }

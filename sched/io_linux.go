@@ -30,12 +30,12 @@ func (s *Scheduler) traceRequest(r *request, inline bool) {
 //     on the caller.
 //  4. The idle fast path: while nothing is in flight, or for latency-class
 //     work that must not queue behind background work, on the caller's
-//     thread in one of maxInline places (caller_linux.go), if one is
+//     thread in one of maxInline caller slots (caller_linux.go), if one is
 //     free; never syncs and other blocking work on io_uring, which have
-//     places of their own (5).
+//     slots of their own (5).
 //  5. On io_uring, work the ring would hand to a worker (syncs,
 //     fallocate, unlink, classified writes that come back from the ring):
-//     on the caller, in a place for blocking work, until the loop has
+//     on the caller, in a caller slot for blocking work, until the loop has
 //     locked itself to its thread and the ring's capped worker pool takes
 //     it (caller_linux.go).
 //  6. Everything else: the loop, which submits it to the kernel queue and
@@ -57,13 +57,13 @@ func (s *Scheduler) do(r *request) (int, error) {
 		c.inline = true
 		return c.Wait()
 	}
-	// Work io_uring would hand to a worker has places of its own (or
+	// Work io_uring would hand to a worker has slots of its own (or
 	// the workers), which bound its threads; it does not take these
 	// too, or both would hold threads at once (caller_linux.go).
-	ownPlaces := s.workOnCaller && blocksWorker(r.op)
-	if !s.noInline && !ownPlaces && (s.active.Load() == 0 || s.latencyOnCaller(r)) {
-		// On the caller's thread (caller_linux.go), if a place is free.
-		if p := s.takePlace(); p != nil {
+	ownSlots := s.workOnCaller && blocksWorker(r.op)
+	if !s.noInline && !ownSlots && (s.active.Load() == 0 || s.latencyOnCaller(r)) {
+		// On the caller's thread (caller_linux.go), if a caller slot is free.
+		if p := s.takeSlot(); p != nil {
 			s.runAt(p, r)
 			c.inline = true
 			return c.Wait()

@@ -62,10 +62,10 @@ type request struct {
 	slowReports uint8 // slow-request reports made (slow_linux.go)
 	bounded     bool  // a background request submitted while latency work waited (class_linux.go)
 	// tryNowait: a write sent to the ring with RWF_NOWAIT, to come back
-	// (errWouldBlock) rather than go to an io_uring worker; place: the
-	// place a request waiting in a placeQueue was given (caller_linux.go).
-	tryNowait bool
-	place     *callerPlace
+	// (errWouldBlock) rather than go to an io_uring worker; callerSlot:
+	// the slot a request waiting in a slotQueue was given (caller_linux.go).
+	tryNowait  bool
+	callerSlot *callerSlot
 }
 
 var requestPool = sync.Pool{New: func() any { return &request{wake: make(chan struct{}, 1)} }}

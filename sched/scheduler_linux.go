@@ -40,14 +40,15 @@ type Scheduler struct {
 	efdOpen  bool
 
 	// active counts requests handed to the loop and not yet returned;
-	// places are where requests run on their callers (caller_linux.go):
-	// maxInline for the idle fast path and latency-class syncs, then
-	// those for work io_uring would hand to a worker, which blocked
-	// queues for. callerLat is what the class policy learns of the
-	// latency-class ones.
+	// callerSlots bound the requests that run on their callers' threads
+	// at once, one thread a slot (caller_linux.go): maxInline for the
+	// idle fast path and latency-class syncs, then those for work
+	// io_uring would hand to a worker, which slotQueue queues for.
+	// callerLat is what the class policy learns of the latency-class
+	// ones.
 	active       atomic.Int64
-	places       []callerPlace
-	blocked      placeQueue
+	callerSlots  []callerSlot
+	slotQueue    slotQueue
 	callerLat    callerLatency
 	watch        callerWatch
 	noInline     bool
@@ -141,11 +142,11 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 	n := maxInline
 	if s.workOnCaller {
 		n += callerWorkers(opts.IOWQMaxWorkers)
-		s.blocked.maxWrites = max(n-maxInline-1, 1)
+		s.slotQueue.maxWrites = max(n-maxInline-1, 1)
 	}
-	s.places = make([]callerPlace, n)
+	s.callerSlots = make([]callerSlot, n)
 	for i := maxInline; i < n; i++ {
-		s.places[i].blocking = true
+		s.callerSlots[i].blocking = true
 	}
 	if b != Blocking {
 		s.startSlow(opts)

@@ -43,7 +43,7 @@ func (s *Scheduler) startSlow(opts Options) {
 	}
 	// Requests on their callers are watched by a timer (caller_linux.go).
 	s.watch.every = max(s.slowThreshold/4, time.Millisecond)
-	s.watch.timer = time.AfterFunc(time.Hour, s.checkPlaces)
+	s.watch.timer = time.AfterFunc(time.Hour, s.checkSlots)
 	s.watch.timer.Stop()
 	st, _ := opts.Tracer.(SlowTracer)
 	fn := opts.OnSlow
@@ -92,7 +92,7 @@ func (l *loop) slowDue(r *request) int64 {
 
 // reportSlow reports r, first submitted at r.tSubmit and with done bytes
 // transferred, as slow at now, to ch if it is not nil. The loop calls it
-// for requests in the kernel, a place's timer for one on its caller
+// for requests in the kernel, a slot's timer for one on its caller
 // (caller_linux.go), which cannot read r.done as it changes and passes 0.
 func (s *Scheduler) reportSlow(r *request, done int, now int64, ch chan<- SlowIO) {
 	r.slowReports++

@@ -180,7 +180,7 @@ type Stats struct {
 	// while latency-class requests wait (see ClassOptions); 0 when
 	// classes are off.
 	BackgroundBound int
-	// Places counts the places where requests run on their callers'
+	// Places counts the caller slots, where requests run on their callers'
 	// threads, and how many are in use now (health_linux.go).
 	Places PlaceStats
 	// Fallbacks counts the files reported to run buffered although
