@@ -24,9 +24,11 @@ type queue interface {
 	// armWake queues a read of the eventfd under slot, so that a
 	// producer's write ends the loop's sleep.
 	armWake(efd int, slot uint32)
-	// enter submits what was prepared; with wait it sleeps in the kernel
-	// until at least one completion is available, or until timeout has
-	// passed when it is not negative (then it may return with none).
+	// enter is the queue's system call into the kernel (io_uring_enter;
+	// on AIO io_submit, and io_getevents to wait): it submits what was
+	// prepared; with wait it sleeps in the kernel until at least one
+	// completion is available, or until timeout has passed when it is
+	// not negative (then it may return with none).
 	enter(wait bool, timeout time.Duration) error
 	// reap copies available completions into dst without sleeping.
 	reap(dst []completion) (int, error)

@@ -21,7 +21,7 @@ type loop struct {
 	retry     []*request // short or interrupted requests to resubmit
 	pending   *request   // taken from incoming, oldest first, waiting for a slot
 	last      *request   // the newest in pending
-	prepared  int        // SQEs prepared since the last enter
+	prepared  int        // SQEs prepared since the last submitAndWait
 	inflight  int        // requests in the kernel, not counting the wake-up read
 	done      []completion
 	spin      time.Duration
@@ -134,7 +134,7 @@ func (l *loop) main() {
 	for {
 		progress := l.accept()
 		if l.prepared > 0 {
-			l.enter(false, -1)
+			l.submitAndWait(false, -1)
 			l.prepared = 0
 			if l.recap {
 				l.ring.recapWorkers()
@@ -191,7 +191,7 @@ func (l *loop) main() {
 			// arrives. Spinning would burn the core the callers
 			// need, and producers need not wake the loop, so it
 			// waits without announcing a sleep.
-			l.enter(true, l.sleepTimeout())
+			l.submitAndWait(true, l.sleepTimeout())
 			idle = 0
 			continue
 		}
@@ -240,15 +240,18 @@ func (l *loop) main() {
 			l.q.armWake(s.efd, l.wakeSlot)
 			l.armed = true
 		}
-		l.enter(true, l.sleepTimeout())
+		l.submitAndWait(true, l.sleepTimeout())
 		s.sleeping.Store(false)
 		idle = 0
 	}
 }
 
-// enter submits what is prepared, and with wait sleeps in the kernel until
-// a completion arrives, or for at most timeout when it is not negative.
-func (l *loop) enter(wait bool, timeout time.Duration) {
+// submitAndWait submits what is prepared, and with wait sleeps in the
+// kernel until a completion arrives, or for at most timeout when it is
+// not negative: the queue's enter, counted in Stats.Enters and Sleeps.
+// A failure of the queue itself is fatal; uring.ErrBusy is not (what was
+// not submitted stays prepared, and goes with the next call).
+func (l *loop) submitAndWait(wait bool, timeout time.Duration) {
 	if err := l.q.enter(wait, timeout); err != nil && err != uring.ErrBusy {
 		l.fatal(err)
 	}
