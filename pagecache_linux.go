@@ -79,13 +79,14 @@ const maxInlineWriters = 2
 // parked. Its zero value is open, with no one inside.
 type gate struct {
 	in      atomic.Int32 // goroutines inside
-	waiting atomic.Int32 // goroutines parked in enter
+	waiting atomic.Int32 // goroutines parked in admit
 	mu      sync.Mutex
 	cond    sync.Cond // on mu
 }
 
-// enter returns once fewer than limit goroutines are inside.
-func (g *gate) enter(limit int32) {
+// admit returns once fewer than limit goroutines are inside, with the
+// caller counted in; leave counts it out.
+func (g *gate) admit(limit int32) {
 	for {
 		if v := g.in.Load(); v < limit && g.in.CompareAndSwap(v, v+1) {
 			return
@@ -286,7 +287,7 @@ func (f *File) writeInline(b []byte, off int64, rwf uint32, cursor bool) (n int,
 		return 0, false, nil
 	}
 	if !cursor {
-		f.cache.writers.enter(maxInlineWriters)
+		f.cache.writers.admit(maxInlineWriters)
 	}
 	n, err = f.io.WriteAtInline(b, off, 0)
 	if !cursor {
