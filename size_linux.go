@@ -25,8 +25,7 @@ func (f *File) sizeNow() (int64, error) { return sizeOf(f.dataFd) }
 // Linux 6.13 a query of a file's change or modification time makes the
 // file's next change take a fine-grained timestamp, which on ext4 dirties
 // the inode in the journal at every write (an appender that asked after
-// each write paid 40 us more per durable 100 B append than one that did
-// not; docs/design.md).
+// each write paid for it in every durable append; docs/design.md).
 func sizeOf(fd int) (int64, error) {
 	st, err := statOf(fd)
 	return st.size, err

@@ -1,9 +1,9 @@
 package diskio
 
 // StreamOptions size a StreamReader or a StreamWriter. Zero values choose
-// 512 KiB buffers and 8 of them in flight (Glommio's scan on this class of
-// hardware saturates around there; measure with BenchmarkScan, and
-// BenchmarkDurableSeqWrite for writers).
+// 512 KiB buffers and 8 of them in flight, where Glommio's sequential scan
+// reaches an SSD's bandwidth; BenchmarkScan, and BenchmarkDurableSeqWrite
+// for writers, measure other sizes on a given device.
 type StreamOptions struct {
 	// BufferSize is the bytes per read or write, rounded up to the
 	// alignment.

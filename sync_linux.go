@@ -151,10 +151,9 @@ type flushGroup struct {
 
 // maxFlushes is how many flushes of one file may be in the kernel at
 // once. Two let the next round start while the device finishes the
-// previous one (ext4 overlaps their journal and cache-flush work):
-// BenchmarkGroupCommit, 64 committers, alternate runs: a recycled log
-// 42-56k commits/s against 37-45k with one, a preallocated one 34-35k
-// against 26-31k.
+// previous one (ext4 overlaps their journal and cache-flush work), which
+// raises BenchmarkGroupCommit's commit rate over one
+// (docs/2026-11-28-design-figures.md).
 const maxFlushes = 2
 
 // flushRound is one flush and the callers it releases. Its fields are
@@ -312,8 +311,9 @@ func (f *File) WriteAtDSync(b []byte, off int64) (int, error) {
 // Preallocate reserves disk space for [off, off+n) with fallocate, growing
 // the file if the range ends past it (the new bytes read as zeros).
 // Writes into reserved space allocate no blocks, and cannot fail for lack
-// of space; on this machine it makes O_DIRECT appends with Datasync
-// several times faster (see durable_bench_test.go).
+// of space; O_DIRECT appends made durable with Datasync into it neither
+// allocate nor grow the file, and are faster for it (see
+// durable_bench_test.go).
 func (f *File) Preallocate(off, n int64) error {
 	return f.preallocate("preallocate", 0, off, n)
 }

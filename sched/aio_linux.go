@@ -13,8 +13,8 @@ import (
 )
 
 // aioQueue drives one Linux AIO context. AIO is asynchronous only for
-// O_DIRECT files: on buffered files io_submit does the I/O itself, which
-// the 2017 experiment measured as submit time growing with request size.
+// O_DIRECT files: on buffered files io_submit does the I/O itself, so
+// its submit time grows with the request's size.
 // It has no NOP and no fallocate; the scheduler runs those on the caller.
 type aioQueue struct {
 	tracer  Tracer

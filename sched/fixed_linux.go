@@ -39,9 +39,9 @@ func (f FixedStatus) String() string {
 
 // defaultArena is the registered arena's size when Options.FixedBuffers
 // is zero: 16 MiB holds ReadMany's 2,500 4 KiB reads in flight (50
-// goroutines x 50 ranges; with 4 MiB 1,476 of them got unregistered
-// memory), or 32 buffers of 512 KiB. Registering pins it, which costs
-// 16 MiB of memory and ~15 ms in New; where RLIMIT_MEMLOCK refuses that
+// goroutines x 50 ranges; 4 MiB left more than half of them in
+// unregistered memory), or 32 buffers of 512 KiB. Registering pins it,
+// which costs 16 MiB of memory and time in New; where RLIMIT_MEMLOCK refuses that
 // (8 MiB is a common default for non-root users), 4 MiB is tried.
 var defaultArena = [...]int{16 << 20, 4 << 20}
 

@@ -163,18 +163,16 @@ func (l *loop) main() {
 			// Let the callers just woken run on this thread now:
 			// the first waits in this P's runnext, and would
 			// otherwise wait for another thread to be woken to
-			// take it (tens of µs on a VM), while a caller
-			// answering its completion with its next request (a
-			// stream refilling its read-ahead, a reader in a loop)
-			// finds this loop awake. Gosched wakes an idle P's
-			// thread for the loop, which then finds those requests
-			// together. 4 KiB scan, read-ahead 50: from completion
-			// to the slot's next read in the kernel 137-147 µs p50
-			// before, 51-54 after. A locked loop (see run) would
-			// hand its P to another thread instead: it keeps it.
-			// Yielding only when one caller was woken (the others
-			// in the run queue, for idle Ps to steal) was tried and
-			// cost more CPU per request than it saved.
+			// take it, while a caller answering its completion
+			// with its next request (a stream refilling its
+			// read-ahead, a reader in a loop) finds this loop
+			// awake. Gosched wakes an idle P's thread for the
+			// loop, which then finds those requests together. A
+			// locked loop (see run) would hand its P to another
+			// thread instead: it keeps it. Yielding only when one
+			// caller was woken (the others in the run queue, for
+			// idle Ps to steal) costs more CPU per request than it
+			// saves (docs/2026-11-28-design-figures.md).
 			runtime.Gosched()
 		}
 		if progress || n > 0 {

@@ -51,9 +51,9 @@ type Job struct {
 	// Untraced: neither side is instrumented (no Tracer for diskio, no
 	// call count for os.File) unless -trace asks; syscalls/op is then the
 	// kernel's count of read system calls (/proc/self/io syscr), which
-	// io_uring's reads do not add to. For rows whose operation is about
-	// a microsecond (page-cache hits), where a Tracer's two clock reads
-	// per call would be a tenth of what is measured.
+	// io_uring's reads do not add to. For rows whose operation is one
+	// short system call (page-cache hits), where a Tracer's two clock
+	// reads per call would be a visible share of what is measured.
 	Untraced bool `json:",omitempty"`
 	// CountSyscalls: count the run's system calls with perf events on
 	// the raw_syscalls:sys_enter tracepoint (every thread, the Go

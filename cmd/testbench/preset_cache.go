@@ -34,7 +34,7 @@ func presetCache(ctx context.Context, s *suite) error {
 		for _, be := range []string{"uring", "os.File"} {
 			j := c.job(fmt.Sprintf("hot file (page cache), buffered, 4 KiB random read, %d goroutines", g), be, "randread", 4096, g, false)
 			j.Region, j.Warm, j.Duration = hot, true, 2*time.Second
-			j.Untraced = true // a hit is ~1 µs: a Tracer's clock reads would be a tenth of it
+			j.Untraced = true // a hit is one short system call: a Tracer's clock reads would be a visible share of it
 			jobs = append(jobs, j)
 		}
 	}

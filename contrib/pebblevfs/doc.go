@@ -26,8 +26,9 @@
 //   - Write (WAL): every Write goes to the file. WAL files are page-cache
 //     files in both modes (FS.WALDirect makes them O_DIRECT): Pebble never
 //     reads a live WAL, a write is a copy on the caller, and the fdatasync
-//     of a synced commit writes the pages, as with vfs.Default; measured
-//     faster than O_DIRECT WALs on workloads A and F and the load.
+//     of a synced commit writes the pages, as with vfs.Default. YCSB's
+//     workloads A and F and its load run faster this way than with
+//     O_DIRECT WALs.
 //   - Reads of a table the FS has just written (Direct mode): the buffers
 //     a data file was written from are kept after their write, up to
 //     FS.FreshBytes (default 256 MiB) for the whole FS, oldest out first,
@@ -37,8 +38,8 @@
 //     disk (the block cache it shares its memory with being too small).
 //     These are the compactions that take new tables as input, which
 //     bypass Pebble's block cache and which vfs.Default serves from the
-//     page cache; without them a 300,000-record load read 1.8 GiB back
-//     from the disk (RocksDB's prepopulate_block_cache answers the same
+//     page cache; without them a load reads its tables back from the
+//     disk (RocksDB's prepopulate_block_cache answers the same
 //     need). Remove drops a file's bytes; a file changed by anyone else
 //     (its size or mtime differ) is read from the disk. With FS.Cache set
 //     to Pebble's block cache, what the fresh cache holds is reserved
@@ -57,8 +58,8 @@
 //     grows the file, hence not used).
 //   - Prefetch → diskio's File.Prefetch (readahead(2)): on a direct file
 //     it does nothing, since O_DIRECT reads bypass the page cache (reading
-//     the range into slots of our own was measured and made YCSB E slower:
-//     it doubled the bytes read). A direct file opened with
+//     the range into slots of our own doubles the bytes read, and makes
+//     YCSB E slower). A direct file opened with
 //     vfs.SequentialReadsOption (compactions, and iterators past Pebble's
 //     readahead threshold, which then rely on the kernel's read-ahead)
 //     reads through a diskio StreamReader instead: FS.ReadAhead reads of

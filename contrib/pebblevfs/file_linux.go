@@ -66,9 +66,8 @@ func (r *readFile) SyncTo(length int64) (fullSync bool, err error) {
 // through diskio's File.Prefetch). Pebble calls it ahead of an iterator
 // reading blocks in order. On a direct file it does nothing: O_DIRECT
 // reads bypass the page cache. (Reading the range into memory of our own,
-// shared by the FS's files, was tried and measured: on YCSB E it doubled
-// the bytes read and cut throughput, 0.21x of vfs.Default against
-// 0.31x-0.64x without; see docs/2026-11-25-history.md.)
+// shared by the FS's files, doubles the bytes YCSB E reads and cuts its
+// throughput; see docs/2026-11-25-history.md.)
 func (r *readFile) Prefetch(off, n int64) error { return r.f.Prefetch(off, n) }
 
 func (r *readFile) Stat() (vfs.FileInfo, error) {

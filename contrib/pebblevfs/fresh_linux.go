@@ -20,9 +20,8 @@ import (
 //
 // Pebble reads a table soon after writing it, and whole: the compaction
 // that takes a flushed or compacted table as its input. vfs.Default's
-// page cache serves that read; on O_DIRECT it would go to the disk again
-// (2.1 GiB of reads in a 300,000-record load, against the default's
-// 1 MiB). RocksDB meets the same need with prepopulate_block_cache, which
+// page cache serves that read; on O_DIRECT it would go to the disk again,
+// every table read back once. RocksDB meets the same need with prepopulate_block_cache, which
 // puts the blocks a flush writes into the block cache. Pebble's compaction
 // reads bypass its block cache, so the bytes are kept here, by file.
 //

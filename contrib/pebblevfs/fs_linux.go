@@ -38,9 +38,9 @@ type FS struct {
 	// WALDSync opens WAL files O_DSYNC: a WAL write is durable when it
 	// completes, so SyncData has nothing left to do. Without it (the
 	// default) a synced commit writes, then waits for an fdatasync.
-	// Measured with cmd/ycsb (-fs default,diskio,diskio-dsync): no gain on
-	// workload A (synced updates) within the run-to-run noise, and a 0.68x
-	// load (NoSync commits), whose WAL writes all became durable writes.
+	// It is off by default: cmd/ycsb (-fs default,diskio,diskio-dsync)
+	// finds no gain on workload A (synced updates), and a slower load
+	// (NoSync commits), whose WAL writes all become durable writes.
 	WALDSync bool
 
 	// WALDirect opens WAL files O_DIRECT in Direct mode: a write's whole

@@ -42,8 +42,8 @@
 // reads every entry through a 64 KiB buffer at the entry's offset (its
 // segment reader's minimum), and raft reads each entry back right after
 // appending it (the leader to replicate it, followers to apply it): with
-// O_DIRECT alone each of those reads is a 64 KiB read from the device, and
-// a 3-node cluster ran at 0.12x raft-wal's own layer. So the direct mode
+// O_DIRECT alone each of those reads is a 64 KiB read from the device,
+// which leaves a cluster far behind raft-wal's own layer. So the direct mode
 // keeps, per path, a cache of the segment's recent 256 KiB chunks
 // (Options.TailCache, 4 MiB by default) that the VFS's writes update: a
 // fresh segment's chunks are built from its writes and the zeros of its

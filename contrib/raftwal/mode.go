@@ -75,9 +75,9 @@ type Options struct {
 	// segment's writes made (its bytes past them are its preallocation's
 	// zeros); what they lack the page cache serves. It saves a 64 KiB
 	// read system call per entry read back, but on a throttled disk the
-	// fsyncs then wrote 1.7x as many requests (pages past the written end
-	// no longer read into the page cache ahead of the writes), halving
-	// appends/s there; see docs/2026-11-28-measurements.md. In Direct mode a
+	// fsyncs then write more requests (pages past the written end are no
+	// longer read into the page cache ahead of the writes), and appends
+	// slow down there; see docs/2026-11-28-measurements.md. In Direct mode a
 	// segment's chunks are also read from the disk, whole, and a segment
 	// only read keeps two. With none, in Direct mode every read goes to
 	// the disk, 64 KiB at a time.

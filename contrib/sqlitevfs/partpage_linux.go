@@ -30,9 +30,9 @@ import (
 // only for whole pages. Pages smaller than the page cache's are neither
 // written nor read well direct: each is a synchronous device request of
 // less than the device's physical block, and with a small SQLite cache a
-// transaction reads each page many times over (mptest's crash02 script,
-// PRAGMA cache_size=10 at 512-byte pages: 212,130 reads of 25,485 pages
-// and 27,173 writes in one transaction, every one a device round trip).
+// transaction reads each page many times over (mptest's crash02 script
+// with PRAGMA cache_size=10 at 512-byte pages, every read a device round
+// trip).
 //
 // Why it is correct: the kernel keeps the page cache and O_DIRECT I/O of
 // one file coherent, across descriptors and processes. A direct read or

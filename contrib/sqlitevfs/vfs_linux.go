@@ -67,8 +67,8 @@ func (v *VFS) Delete(name string, syncDir bool) error {
 
 // syncDir makes directory dir's entries durable through the scheduler:
 // fdatasync, which SQLite's unix VFS issues on Linux for directories too
-// (with fsync, a synced commit in journal mode DELETE took 6% more CPU
-// than the default VFS's; with fdatasync the same). A directory that
+// (with fsync a synced commit in journal mode DELETE costs more CPU than
+// the default VFS's; with fdatasync the same). A directory that
 // cannot be opened is not an error, as for SQLite's unix VFS (some
 // systems refuse to open directories).
 func (v *VFS) syncDir(dir string) error {

@@ -47,7 +47,8 @@ func bucketRange(i int) (lo, hi int64) {
 }
 
 // Histogram records durations. It is safe for concurrent use (one mutex:
-// recording holds it for ~10 ns, against operations of microseconds) and
+// recording holds it for a few loads and stores, against operations that
+// take microseconds) and
 // keeps the exact maximum and mean beside the buckets. The zero value is
 // ready to use.
 type Histogram struct {
