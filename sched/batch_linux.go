@@ -23,26 +23,20 @@ func (s *Scheduler) Batch() Batch { return Batch{s: s} }
 
 // StartReadAt adds a read to the batch; see Scheduler.StartReadAt.
 func (b *Batch) StartReadAt(fd int, p []byte, off int64) Call {
-	r := getRequest()
-	r.op, r.fd, r.buf, r.off = OpRead, int32(fd), p, off
-	return b.start(r)
+	return b.start(newTransfer(OpRead, nil, int32(fd), p, off))
 }
 
 // StartWriteAt adds a write to the batch; see Scheduler.StartWriteAt.
 // Writes in one batch are not ordered against each other: the kernel may
 // complete them in any order, so two of them must not overlap.
 func (b *Batch) StartWriteAt(fd int, p []byte, off int64) Call {
-	r := getRequest()
-	r.op, r.fd, r.buf, r.off = OpWrite, int32(fd), p, off
-	return b.start(r)
+	return b.start(newTransfer(OpWrite, nil, int32(fd), p, off))
 }
 
 // StartFileReadAt adds a read of f to the batch, with f's class unless
 // the batch gives one (SetClass); see File.ReadAt.
 func (b *Batch) StartFileReadAt(f *File, p []byte, off int64) Call {
-	r := f.request(OpRead)
-	r.buf, r.off = p, off
-	return b.start(r)
+	return b.start(newTransfer(OpRead, f, f.fd, p, off))
 }
 
 func (b *Batch) start(r *request) Call {

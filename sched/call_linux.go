@@ -36,17 +36,13 @@ type Call struct {
 // together: starting many and then waiting for them is how a stream keeps
 // the device busy.
 func (s *Scheduler) StartReadAt(fd int, p []byte, off int64) Call {
-	r := getRequest()
-	r.op, r.fd, r.buf, r.off = OpRead, int32(fd), p, off
-	return s.begin(r)
+	return s.begin(newTransfer(OpRead, nil, int32(fd), p, off))
 }
 
 // StartWriteAt starts writing all of p at off to fd, like WriteAt, and
 // returns without waiting.
 func (s *Scheduler) StartWriteAt(fd int, p []byte, off int64) Call {
-	r := getRequest()
-	r.op, r.fd, r.buf, r.off = OpWrite, int32(fd), p, off
-	return s.begin(r)
+	return s.begin(newTransfer(OpWrite, nil, int32(fd), p, off))
 }
 
 func (s *Scheduler) begin(r *request) Call {

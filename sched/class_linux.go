@@ -17,31 +17,28 @@ const nowaitProbe = 256
 
 // ReadAtClass is ReadAt with the request's class given, whatever fd's.
 func (s *Scheduler) ReadAtClass(fd int, p []byte, off int64, c Class) (int, error) {
-	r := getRequest()
-	r.op, r.fd, r.buf, r.off = OpRead, int32(fd), p, off
-	r.class, r.classGiven = c%NumClasses, true
+	r := newTransfer(OpRead, nil, int32(fd), p, off)
+	r.giveClass(c)
 	return s.do(r)
 }
 
 // WriteAtClass is WriteAt with the request's class given, whatever fd's.
 func (s *Scheduler) WriteAtClass(fd int, p []byte, off int64, c Class) (int, error) {
-	r := getRequest()
-	r.op, r.fd, r.buf, r.off = OpWrite, int32(fd), p, off
-	r.class, r.classGiven = c%NumClasses, true
+	r := newTransfer(OpWrite, nil, int32(fd), p, off)
+	r.giveClass(c)
 	return s.do(r)
 }
 
 // SyncClass is Fdatasync (or, with full, Fsync) with the request's class
 // given, whatever fd's.
 func (s *Scheduler) SyncClass(fd int, full bool, c Class) error {
-	r := getRequest()
-	r.op, r.fd = OpFdatasync, int32(fd)
+	op := OpFdatasync
 	if full {
-		r.op = OpFsync
+		op = OpFsync
 	}
-	r.class, r.classGiven = c%NumClasses, true
-	_, err := s.do(r)
-	return err
+	r := newRequest(op, nil, int32(fd))
+	r.giveClass(c)
+	return s.doErr(r)
 }
 
 // SetClass gives the calls the batch starts from now on class c, whatever

@@ -112,9 +112,7 @@ func (f *File) Register() error {
 	if f.registered.Swap(true) {
 		return nil
 	}
-	r := getRequest()
-	r.op, r.file, r.fd = opRegisterFile, f, f.fd
-	_, err := f.s.control(r)
+	_, err := f.s.control(f.request(opRegisterFile))
 	if err != nil {
 		f.registered.Store(false)
 	}
@@ -136,9 +134,7 @@ func (f *File) Close() error {
 	if !f.registered.Load() {
 		return nil
 	}
-	r := getRequest()
-	r.op, r.file, r.fd = opUnregisterFile, f, f.fd
-	_, err := f.s.control(r)
+	_, err := f.s.control(f.request(opUnregisterFile))
 	if err == ErrClosed {
 		err = nil // the ring and its table are gone with the scheduler
 	}
@@ -148,11 +144,7 @@ func (f *File) Close() error {
 var errFileClosed = errors.New("sched: File already closed")
 
 // request returns a pooled request for op on f.
-func (f *File) request(op Op) *request {
-	r := getRequest()
-	r.op, r.file, r.fd = op, f, f.fd
-	return r
-}
+func (f *File) request(op Op) *request { return newRequest(op, f, f.fd) }
 
 // ReadAt reads len(p) bytes at off, resubmitting short reads until p is
 // full or the file ends (then n < len(p) and err is nil). p must stay
@@ -223,24 +215,15 @@ func (f *File) WriteAtFlags(p []byte, off int64, rwf uint32) (int, error) {
 }
 
 // Fsync flushes the file's data and metadata to stable storage.
-func (f *File) Fsync() error {
-	_, err := f.s.do(f.request(OpFsync))
-	return err
-}
+func (f *File) Fsync() error { return f.s.doErr(f.request(OpFsync)) }
 
 // Fdatasync flushes the file's data, and the metadata needed to read it
 // back.
-func (f *File) Fdatasync() error {
-	_, err := f.s.do(f.request(OpFdatasync))
-	return err
-}
+func (f *File) Fdatasync() error { return f.s.doErr(f.request(OpFdatasync)) }
 
 // Fallocate is fallocate(2) through the scheduler.
 func (f *File) Fallocate(mode uint32, off, length int64) error {
-	r := f.request(OpFallocate)
-	r.mode, r.off, r.size = mode, off, length
-	_, err := f.s.do(r)
-	return err
+	return f.s.fallocate(f, f.fd, mode, off, length)
 }
 
 // fileName returns the name of r's file for reports, "" for a request made by

@@ -136,30 +136,3 @@ func (s *Scheduler) FreeBuffer(b []byte) error {
 	}
 	return mem.Unmap(b)
 }
-
-// registerFile adds fd to io_uring's registered file table, so requests
-// on it skip the kernel's per-request file lookup. Call UnregisterFile
-// before closing fd: the table holds its own reference to the file, and a
-// new file given the same number must not inherit the slot. Requests on fd
-// work whether or not this succeeds.
-func (s *Scheduler) registerFile(fd int) error {
-	if !s.fixed.Files {
-		return errors.New("sched: no registered files: " + s.fixed.FilesReason)
-	}
-	r := getRequest()
-	r.op, r.fd = opRegisterFile, int32(fd)
-	_, err := s.control(r)
-	return err
-}
-
-// unregisterFile removes fd from the registered file table (a no-op when
-// it is not there).
-func (s *Scheduler) unregisterFile(fd int) error {
-	if !s.fixed.Files {
-		return nil
-	}
-	r := getRequest()
-	r.op, r.fd = opUnregisterFile, int32(fd)
-	_, err := s.control(r)
-	return err
-}

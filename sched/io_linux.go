@@ -141,58 +141,43 @@ const maxInline = 2
 // p is full or the file ends (then n < len(p) and err is nil). p must stay
 // untouched until ReadAt returns; on O_DIRECT files it must be aligned.
 func (s *Scheduler) ReadAt(fd int, p []byte, off int64) (int, error) {
-	r := getRequest()
-	r.op, r.fd, r.buf, r.off = OpRead, int32(fd), p, off
-	return s.do(r)
+	return s.do(newTransfer(OpRead, nil, int32(fd), p, off))
 }
 
 // WriteAt writes all of p at off to fd, resubmitting short writes.
 func (s *Scheduler) WriteAt(fd int, p []byte, off int64) (int, error) {
-	r := getRequest()
-	r.op, r.fd, r.buf, r.off = OpWrite, int32(fd), p, off
-	return s.do(r)
+	return s.do(newTransfer(OpWrite, nil, int32(fd), p, off))
 }
 
 // Fsync flushes fd's data and metadata to stable storage.
 func (s *Scheduler) Fsync(fd int) error {
-	r := getRequest()
-	r.op, r.fd = OpFsync, int32(fd)
-	_, err := s.do(r)
-	return err
+	return s.doErr(newRequest(OpFsync, nil, int32(fd)))
 }
 
 // Fdatasync flushes fd's data, and the metadata needed to read it back.
 func (s *Scheduler) Fdatasync(fd int) error {
-	r := getRequest()
-	r.op, r.fd = OpFdatasync, int32(fd)
-	_, err := s.do(r)
-	return err
+	return s.doErr(newRequest(OpFdatasync, nil, int32(fd)))
 }
 
 // Fallocate is fallocate(2) through the scheduler.
 func (s *Scheduler) Fallocate(fd int, mode uint32, off, length int64) error {
-	r := getRequest()
-	r.op, r.fd, r.mode, r.off, r.size = OpFallocate, int32(fd), mode, off, length
+	return s.fallocate(nil, int32(fd), mode, off, length)
+}
+
+// fallocate is fallocate(2) on fd through the scheduler, for Fallocate
+// and File.Fallocate (f nil for the former).
+func (s *Scheduler) fallocate(f *File, fd int32, mode uint32, off, length int64) error {
+	r := newRequest(OpFallocate, f, fd)
+	r.mode, r.off, r.size = mode, off, length
+	return s.doErr(r)
+}
+
+// doErr is do for a request whose only result is its error.
+func (s *Scheduler) doErr(r *request) error {
 	_, err := s.do(r)
 	return err
 }
 
 // nop sends a request that does nothing through the whole path: the cost
 // of the scheduler itself.
-func (s *Scheduler) nop() error {
-	r := getRequest()
-	r.op = OpNop
-	_, err := s.do(r)
-	return err
-}
-
-// writeAtFlags is WriteAt with RWF_* flags for this one write (pwritev2's
-// flags; io_uring's rw_flags; AIO's aio_rw_flags). unix.RWF_DSYNC makes
-// the write durable when it completes, as if fd were opened with O_DSYNC,
-// without a separate fdatasync; unix.RWF_SYNC adds the metadata, as
-// O_SYNC. A resubmitted short write keeps the flags.
-func (s *Scheduler) writeAtFlags(fd int, p []byte, off int64, flags uint32) (int, error) {
-	r := getRequest()
-	r.op, r.fd, r.buf, r.off, r.rwf = OpWrite, int32(fd), p, off, flags
-	return s.do(r)
-}
+func (s *Scheduler) nop() error { return s.doErr(newRequest(OpNop, nil, 0)) }

@@ -72,6 +72,27 @@ var requestPool = sync.Pool{New: func() any { return &request{wake: make(chan st
 
 func getRequest() *request { return requestPool.Get().(*request) }
 
+// newRequest returns a pooled request for op on descriptor fd, made
+// through f, or by descriptor number when f is nil. Every request starts
+// here: a File's methods and the calls by descriptor number set up the
+// same fields.
+func newRequest(op Op, f *File, fd int32) *request {
+	r := getRequest()
+	r.op, r.file, r.fd = op, f, fd
+	return r
+}
+
+// newTransfer is newRequest for a read or write of p at off.
+func newTransfer(op Op, f *File, fd int32, p []byte, off int64) *request {
+	r := newRequest(op, f, fd)
+	r.buf, r.off = p, off
+	return r
+}
+
+// giveClass gives r class c whatever its File's (ReadAtClass,
+// Batch.SetClass).
+func (r *request) giveClass(c Class) { r.class, r.classGiven = c%NumClasses, true }
+
 func putRequest(r *request) {
 	*r = request{wake: r.wake}
 	requestPool.Put(r)

@@ -29,12 +29,11 @@ func (s *Scheduler) Unlinkat(dirfd int, path string, flags int) error {
 		return unix.EINVAL
 	}
 	if s.backend == URing && s.ringUnlink {
-		r := getRequest()
-		r.op, r.fd, r.mode = OpUnlink, int32(dirfd), uint32(flags)
+		r := newRequest(OpUnlink, nil, int32(dirfd))
+		r.mode = uint32(flags)
 		r.buf = append(make([]byte, 0, len(path)+1), path...)
 		r.buf = append(r.buf, 0)
-		_, err := s.do(r)
-		return err
+		return s.doErr(r)
 	}
 	return sys.Unlinkat(dirfd, path, flags)
 }
