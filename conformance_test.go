@@ -133,8 +133,11 @@ func describeErr(err error) string {
 func hashOf(b []byte) string { return fmt.Sprintf("%x", sha256.Sum256(b))[:16] }
 
 // onlyWriter hides ReaderFrom, as a plain io.Writer (a hash, a network
-// stream) would; onlyReader (stream_bench_test.go) hides WriterTo.
-type onlyWriter struct{ io.Writer }
+// stream) would; onlyReader hides WriterTo.
+type (
+	onlyWriter struct{ io.Writer }
+	onlyReader struct{ io.Reader }
+)
 
 // conformanceData is a file of an awkward size: three chunks of the copy
 // and an unaligned tail.
