@@ -1,11 +1,13 @@
 //go:build linux
 
-package diskio
+package diskio_test
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/diskio-go/diskio"
 )
 
 // BenchmarkReadBufferCached: making and releasing a pooled Buffer (its
@@ -18,18 +20,18 @@ func BenchmarkReadBufferCached(b *testing.B) {
 	if err := os.WriteFile(path, randomBytes(1<<20, 1), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	f, err := Open(path)
+	f, err := diskio.Open(path)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer f.Close()
 	b.Run("make-release", func(b *testing.B) {
-		m, err := getMem(f.sched(), 4096)
+		m, err := diskio.ExportGetMem(f, 4096)
 		if err != nil {
 			b.Fatal(err)
 		}
 		for range b.N {
-			buf := newBuffer(m, m.buf)
+			buf := diskio.ExportNewBuffer(m)
 			sink = buf
 			buf.Release()
 		}
@@ -45,4 +47,4 @@ func BenchmarkReadBufferCached(b *testing.B) {
 	})
 }
 
-var sink *Buffer
+var sink *diskio.Buffer

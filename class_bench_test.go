@@ -1,6 +1,6 @@
 //go:build linux
 
-package diskio
+package diskio_test
 
 import (
 	"encoding/json"
@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/diskio-go/diskio"
 	"github.com/diskio-go/diskio/internal/bench"
 	"github.com/diskio-go/diskio/internal/benchfile"
 	"github.com/diskio-go/diskio/internal/mem"
@@ -125,14 +126,14 @@ func BenchmarkCommitBesideReads(b *testing.B) {
 		}
 		defer s.Close()
 		c.s = s
-		f, err := OpenFile(data, os.O_RDONLY, 0, WithScheduler(s), WithDirect(DirectRequired), WithClass(sched.Background))
+		f, err := diskio.OpenFile(data, os.O_RDONLY, 0, diskio.WithScheduler(s), diskio.WithDirect(diskio.DirectRequired), diskio.WithClass(sched.Background))
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer f.Close()
 		c.read = f.ReadAt
 		c.open = func(name string) (func([]byte) error, func() error, func()) {
-			w, err := OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644, WithScheduler(s), WithDirect(PageCache), WithClass(sched.Latency))
+			w, err := diskio.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644, diskio.WithScheduler(s), diskio.WithDirect(diskio.PageCache), diskio.WithClass(sched.Latency))
 			if err != nil {
 				b.Fatal(err)
 			}

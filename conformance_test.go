@@ -133,8 +133,11 @@ func describeErr(err error) string {
 func hashOf(b []byte) string { return fmt.Sprintf("%x", sha256.Sum256(b))[:16] }
 
 // onlyWriter hides ReaderFrom, as a plain io.Writer (a hash, a network
-// stream) would; onlyReader (stream_bench_test.go) hides WriterTo.
-type onlyWriter struct{ io.Writer }
+// stream) would; onlyReader hides WriterTo.
+type (
+	onlyWriter struct{ io.Writer }
+	onlyReader struct{ io.Reader }
+)
 
 // conformanceData is a file of an awkward size: three chunks of the copy
 // and an unaligned tail.
@@ -401,11 +404,18 @@ var scenarios = []struct {
 		// PathError, reached with errors.As, Err the bare errno. diskio
 		// puts one *IOError naming the caller's offset and length over
 		// it, and nothing else: below the IOError, the chain is os.File's.
+		// A tmpfs file may be 8 EiB long: there both writes succeed.
 		f, err := im.open(filepath.Join(dir, "f"), os.O_RDWR|os.O_CREATE, 0o644)
 		require.NoError(t, err)
 		defer f.Close()
+		var st unix.Statfs_t
+		require.NoError(t, unix.Statfs(dir, &st))
 		for _, off := range []int64{1 << 62, 1<<62 + 4096} {
 			n, err := f.WriteAt([]byte("x"), off)
+			if st.Type == unix.TMPFS_MAGIC {
+				tr.add("writeat %d: %d %v", off, n, err)
+				continue
+			}
 			var pe *fs.PathError
 			require.ErrorAs(t, err, &pe)
 			tr.add("writeat %d: %d %v; errno == EFBIG %v, errors.Is %v", off, n, pe, pe.Err == syscall.EFBIG, errors.Is(err, syscall.EFBIG))
@@ -576,12 +586,41 @@ func allMethods(tr *transcript, f osLike) {
 
 // TestConformance runs every scenario on os.File and on File and requires
 // the same transcript: values, error texts, error types and errnos.
-func TestConformance(t *testing.T) {
+func TestConformance(t *testing.T) { conformance(t, (*testing.T).TempDir) }
+
+// TestConformanceTmpfs is TestConformance on a tmpfs, where a File's
+// reads and writes take their own route: copies in memory, made on the
+// caller.
+func TestConformanceTmpfs(t *testing.T) { conformance(t, tmpfsDirs(t)) }
+
+// tmpfsDirs returns a function that makes a new directory on the tmpfs
+// at /dev/shm, removed when the test given to it ends. It skips t where
+// /dev/shm is not a tmpfs.
+func tmpfsDirs(t *testing.T) func(*testing.T) string {
+	t.Helper()
+	var st unix.Statfs_t
+	if err := unix.Statfs("/dev/shm", &st); err != nil {
+		t.Skipf("no tmpfs at /dev/shm (%v): this variant needs one", err)
+	}
+	if st.Type != unix.TMPFS_MAGIC {
+		t.Skipf("no tmpfs at /dev/shm (its statfs type is %#x, not TMPFS_MAGIC): this variant needs one", st.Type)
+	}
+	return func(t *testing.T) string {
+		dir, err := os.MkdirTemp("/dev/shm", "diskio-conformance-")
+		require.NoError(t, err)
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		return dir
+	}
+}
+
+// conformance runs every scenario of TestConformance, each
+// implementation in a new directory from newDir.
+func conformance(t *testing.T, newDir func(*testing.T) string) {
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			var got []*transcript
 			for _, im := range impls {
-				dir := t.TempDir()
+				dir := newDir(t)
 				tr := &transcript{dir: dir}
 				sc.run(t, im, dir, tr)
 				got = append(got, tr)
@@ -799,12 +838,19 @@ var extraStates = []extraState{
 // TestConformanceExtras runs every method os.File lacks, and the
 // streams', on open, closed, nil and non-regular Files, in the default
 // mode and Direct.
-func TestConformanceExtras(t *testing.T) {
+func TestConformanceExtras(t *testing.T) { conformanceExtras(t, (*testing.T).TempDir) }
+
+// TestConformanceExtrasTmpfs is TestConformanceExtras on a tmpfs.
+func TestConformanceExtrasTmpfs(t *testing.T) { conformanceExtras(t, tmpfsDirs(t)) }
+
+// conformanceExtras runs TestConformanceExtras's cases, each mode in a
+// new directory from newDir.
+func conformanceExtras(t *testing.T, newDir func(*testing.T) string) {
 	for _, st := range extraStates {
 		t.Run(st.name, func(t *testing.T) {
 			var got [][]string
 			for _, mode := range []DirectMode{PageCache, Direct} {
-				dir := t.TempDir()
+				dir := newDir(t)
 				tr := &transcript{dir: dir}
 				f := st.open(t, mode, dir)
 				if st.closed {
@@ -854,7 +900,7 @@ func TestConformanceExtras(t *testing.T) {
 	// A stream of an open File, once the File is closed under it.
 	t.Run("stream-file-closed", func(t *testing.T) {
 		for _, mode := range []DirectMode{PageCache, Direct} {
-			f := openRegularExtra(t, mode, t.TempDir())
+			f := openRegularExtra(t, mode, newDir(t))
 			r, err := f.NewStreamReader(0, StreamOptions{BufferSize: 4096, ReadAhead: 2})
 			require.NoError(t, err)
 			w, err := f.NewStreamWriter(0, StreamOptions{BufferSize: 4096, ReadAhead: 2})

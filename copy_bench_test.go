@@ -1,6 +1,6 @@
 //go:build linux
 
-package diskio
+package diskio_test
 
 import (
 	"io"
@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/diskio-go/diskio"
 	"github.com/diskio-go/diskio/internal/bench"
 )
 
@@ -78,11 +79,11 @@ func BenchmarkCopy(b *testing.B) {
 			for range b.N {
 				b.StopTimer()
 				evict(b, src, dst)
-				in, err := Open(src)
+				in, err := diskio.Open(src)
 				if err != nil {
 					b.Fatal(err)
 				}
-				out, err := Create(dst)
+				out, err := diskio.Create(dst)
 				if err != nil {
 					b.Fatal(err)
 				}

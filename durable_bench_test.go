@@ -1,10 +1,11 @@
 //go:build linux
 
-package diskio
+package diskio_test
 
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/diskio-go/diskio"
 	"github.com/diskio-go/diskio/internal/mem"
 	"github.com/diskio-go/diskio/internal/sys"
 )
@@ -29,6 +31,14 @@ func benchDir(b *testing.B) string {
 		return d
 	}
 	return b.TempDir()
+}
+
+// randomBytes returns n pseudo-random bytes, the same for the same seed
+// (as the package's tests make them).
+func randomBytes(n int, seed byte) []byte {
+	b := make([]byte, n)
+	rand.NewChaCha8([32]byte{seed}).Read(b)
+	return b
 }
 
 // BenchmarkGroupCommit: 64 goroutines each append 4 KiB and wait for it
@@ -106,7 +116,7 @@ func BenchmarkGroupCommit(b *testing.B) {
 	}
 	for _, mode := range []string{"none", "keepsize", "prealloc", "overwrite"} {
 		b.Run("diskio/"+mode, func(b *testing.B) {
-			f, err := OpenFile(filepath.Join(benchDir(b), "gc-diskio"), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+			f, err := diskio.OpenFile(filepath.Join(benchDir(b), "gc-diskio"), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -199,7 +209,7 @@ func BenchmarkDurableSeqWrite(b *testing.B) {
 	}
 	stream := func(prealloc bool) func() error {
 		return func() error {
-			f, err := OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644, WithDirect(DirectRequired))
+			f, err := diskio.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644, diskio.WithDirect(diskio.DirectRequired))
 			if err != nil {
 				return err
 			}
@@ -209,7 +219,7 @@ func BenchmarkDurableSeqWrite(b *testing.B) {
 					return err
 				}
 			}
-			w, err := f.NewStreamWriter(0, StreamOptions{BufferSize: bs, ReadAhead: 8})
+			w, err := f.NewStreamWriter(0, diskio.StreamOptions{BufferSize: bs, ReadAhead: 8})
 			if err != nil {
 				return err
 			}
@@ -283,7 +293,7 @@ func BenchmarkAppendDSync(b *testing.B) {
 	const writers, size = 8, 4096
 	for _, mode := range []string{"none", "prealloc", "keepsize"} {
 		b.Run(mode, func(b *testing.B) {
-			f, err := OpenFile(filepath.Join(benchDir(b), "app-"+mode), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644, WithDirect(DirectRequired))
+			f, err := diskio.OpenFile(filepath.Join(benchDir(b), "app-"+mode), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644, diskio.WithDirect(diskio.DirectRequired))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -339,7 +349,7 @@ func BenchmarkSoak(b *testing.B) {
 	if s := os.Getenv("DISKIO_SOAK_DURATION"); s != "" {
 		d, _ = time.ParseDuration(s)
 	}
-	f, err := OpenFile(filepath.Join(benchDir(b), "soak"), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := diskio.OpenFile(filepath.Join(benchDir(b), "soak"), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -481,11 +491,10 @@ func BenchmarkWALAppend(b *testing.B) {
 						flush = func() error { return sys.Fdatasync(int(f.Fd())) }
 						done = f.Close
 					} else {
-						f, err := OpenFile(name, os.O_RDWR, 0)
+						f, err := diskio.OpenFile(name, os.O_RDWR, 0)
 						if err != nil {
 							b.Fatal(err)
 						}
-						b.ReportMetric(float64(f.block), "unit")
 						write = func(p []byte, off int64) error { _, err := f.WriteAt(p, off); return err }
 						flush = f.Datasync
 						done = f.Close

@@ -1,6 +1,6 @@
 //go:build linux
 
-package diskio
+package diskio_test
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/diskio-go/diskio"
 	"github.com/diskio-go/diskio/internal/benchfile"
 	"github.com/diskio-go/diskio/internal/mem"
 	"github.com/diskio-go/diskio/sched"
@@ -40,7 +41,7 @@ func BenchmarkReadAt4K(b *testing.B) {
 			benchRandomReads(b, g, size, func(p []byte, off int64) (int, error) { return s.ReadAt(fd, p, off) })
 		})
 		b.Run(fmt.Sprintf("File/g=%d", g), func(b *testing.B) {
-			f, err := OpenFile(path, os.O_RDONLY, 0, WithScheduler(s))
+			f, err := diskio.OpenFile(path, os.O_RDONLY, 0, diskio.WithScheduler(s))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package diskio
+package diskio_test
 
 import (
 	"fmt"
@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/diskio-go/diskio"
 	"github.com/diskio-go/diskio/internal/bench"
 	"github.com/diskio-go/diskio/internal/benchfile"
 	"github.com/diskio-go/diskio/sched"
@@ -54,11 +55,11 @@ func BenchmarkPageCache(b *testing.B) {
 			}
 			return f, func() { f.Close() }
 		}
-		mode := PageCache
+		mode := diskio.PageCache
 		if kind == "Direct" {
-			mode = DirectRequired
+			mode = diskio.DirectRequired
 		}
-		f, err := OpenFile(path, os.O_RDONLY, 0, WithScheduler(s), WithDirect(mode))
+		f, err := diskio.OpenFile(path, os.O_RDONLY, 0, diskio.WithScheduler(s), diskio.WithDirect(mode))
 		if err != nil {
 			b.Skip(err)
 		}
@@ -123,9 +124,9 @@ func BenchmarkPageCache(b *testing.B) {
 			case "os.File":
 				f, err = os.Open(copyPath)
 			case "Direct":
-				f, err = OpenFile(copyPath, os.O_RDONLY, 0, WithScheduler(s), WithDirect(DirectRequired))
+				f, err = diskio.OpenFile(copyPath, os.O_RDONLY, 0, diskio.WithScheduler(s), diskio.WithDirect(diskio.DirectRequired))
 			default:
-				f, err = OpenFile(copyPath, os.O_RDONLY, 0, WithScheduler(s), WithDirect(PageCache))
+				f, err = diskio.OpenFile(copyPath, os.O_RDONLY, 0, diskio.WithScheduler(s), diskio.WithDirect(diskio.PageCache))
 			}
 			if err != nil {
 				b.Fatal(err)
@@ -175,7 +176,7 @@ func BenchmarkPageCacheHit(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer of.Close()
-	df, err := OpenFile(path, os.O_RDONLY, 0, WithScheduler(s), WithDirect(PageCache))
+	df, err := diskio.OpenFile(path, os.O_RDONLY, 0, diskio.WithScheduler(s), diskio.WithDirect(diskio.PageCache))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package diskio
+package diskio_test
 
 import (
 	"io"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/diskio-go/diskio"
 )
 
 // BenchmarkPerCall measures what one call costs on a warm page cache, for
@@ -26,7 +28,7 @@ func BenchmarkPerCall(b *testing.B) {
 		open func(name string, flag int) (file, error)
 	}{
 		{"os", func(n string, fl int) (file, error) { return os.OpenFile(n, fl, 0o644) }},
-		{"diskio", func(n string, fl int) (file, error) { return OpenFile(n, fl, 0o644) }},
+		{"diskio", func(n string, fl int) (file, error) { return diskio.OpenFile(n, fl, 0o644) }},
 	}
 	data := make([]byte, 10<<10)
 	for i := range data {

@@ -1,6 +1,6 @@
 //go:build linux
 
-package diskio
+package diskio_test
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/diskio-go/diskio"
 	"github.com/diskio-go/diskio/internal/bench"
 	"github.com/diskio-go/diskio/internal/benchfile"
 	"github.com/diskio-go/diskio/sched"
@@ -27,14 +28,14 @@ func BenchmarkReadMany(b *testing.B) {
 	path := benchfile.Shared(b, size)
 	const g, m = 50, 50
 	for _, entries := range []int{256, 1024} {
-		for _, merge := range []int{NoMerge, 128 << 10} {
+		for _, merge := range []int{diskio.NoMerge, 128 << 10} {
 			b.Run(fmt.Sprintf("entries=%d/maxmerge=%d", entries, merge), func(b *testing.B) {
 				s, err := sched.New(sched.Options{Entries: entries})
 				if err != nil {
 					b.Fatal(err)
 				}
 				defer s.Close()
-				f, err := OpenFile(path, os.O_RDONLY, 0, WithScheduler(s))
+				f, err := diskio.OpenFile(path, os.O_RDONLY, 0, diskio.WithScheduler(s))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -48,14 +49,14 @@ func BenchmarkReadMany(b *testing.B) {
 					go func() {
 						defer wg.Done()
 						rng := bench.NewRand(uint64(i))
-						ranges := make([]Range, m)
-						var bufs []*Buffer
+						ranges := make([]diskio.Range, m)
+						var bufs []*diskio.Buffer
 						for left.Add(-m) > -m {
 							for k := range ranges {
-								ranges[k] = Range{Off: rng.Offset(size, 4096), Len: 4096}
+								ranges[k] = diskio.Range{Off: rng.Offset(size, 4096), Len: 4096}
 							}
 							var err error
-							if bufs, err = f.appendReadMany(bufs[:0], ranges, ReadManyOptions{MaxMerge: merge}); err != nil {
+							if bufs, err = diskio.ExportAppendReadMany(f, bufs[:0], ranges, diskio.ReadManyOptions{MaxMerge: merge}); err != nil {
 								b.Error(err)
 								return
 							}

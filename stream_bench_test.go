@@ -1,6 +1,6 @@
 //go:build linux
 
-package diskio
+package diskio_test
 
 import (
 	"io"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/diskio-go/diskio"
 	"github.com/diskio-go/diskio/internal/bench"
 	"github.com/diskio-go/diskio/internal/benchfile"
 	"github.com/diskio-go/diskio/sched"
@@ -36,7 +37,7 @@ func BenchmarkScan(b *testing.B) {
 	}
 	stream := func(bufSize, depth int) func(b *testing.B) {
 		return func(b *testing.B) {
-			f, err := Open(path)
+			f, err := diskio.Open(path)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -47,7 +48,7 @@ func BenchmarkScan(b *testing.B) {
 				b.StopTimer()
 				evict()
 				b.StartTimer()
-				r, err := f.NewStreamReader(0, StreamOptions{BufferSize: bufSize, ReadAhead: depth})
+				r, err := f.NewStreamReader(0, diskio.StreamOptions{BufferSize: bufSize, ReadAhead: depth})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -60,7 +61,7 @@ func BenchmarkScan(b *testing.B) {
 	}
 	next := func(bufSize, depth int) func(b *testing.B) {
 		return func(b *testing.B) {
-			f, err := Open(path)
+			f, err := diskio.Open(path)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -70,7 +71,7 @@ func BenchmarkScan(b *testing.B) {
 				b.StopTimer()
 				evict()
 				b.StartTimer()
-				r, err := f.NewStreamReader(0, StreamOptions{BufferSize: bufSize, ReadAhead: depth})
+				r, err := f.NewStreamReader(0, diskio.StreamOptions{BufferSize: bufSize, ReadAhead: depth})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -156,7 +157,7 @@ func BenchmarkScanRefill(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	f, err := OpenFile(path, os.O_RDONLY, 0, WithScheduler(s))
+	f, err := diskio.OpenFile(path, os.O_RDONLY, 0, diskio.WithScheduler(s))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -172,11 +173,11 @@ func BenchmarkScanRefill(b *testing.B) {
 		t.reset()
 		b.StartTimer()
 		start := sched.Now()
-		r, err := f.NewStreamReader(0, StreamOptions{BufferSize: bufSize, ReadAhead: depth})
+		r, err := f.NewStreamReader(0, diskio.StreamOptions{BufferSize: bufSize, ReadAhead: depth})
 		if err != nil {
 			b.Fatal(err)
 		}
-		window = int64(len(r.slots) * r.readSize) // a slot's next read is this far on
+		window = diskio.ExportStreamWindow(r) // a slot's next read is this far on
 		var n int64
 		for {
 			buf, err := r.NextBuffer()

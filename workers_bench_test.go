@@ -1,6 +1,6 @@
 //go:build linux
 
-package diskio
+package diskio_test
 
 import (
 	"fmt"
@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diskio-go/diskio"
 	"github.com/diskio-go/diskio/internal/mem"
 	"github.com/diskio-go/diskio/sched"
 )
@@ -60,8 +61,8 @@ func BenchmarkWorkerCaps(b *testing.B) {
 	type capRun struct {
 		cap                int
 		s                  *sched.Scheduler
-		recycled, prealloc *File
-		own                []*File // one per writer
+		recycled, prealloc *diskio.File
+		own                []*diskio.File // one per writer
 		stream             string
 	}
 	runs := make([]*capRun, len(caps))
@@ -72,8 +73,8 @@ func BenchmarkWorkerCaps(b *testing.B) {
 		}
 		defer s.Close()
 		r := &capRun{cap: c, s: s, stream: filepath.Join(dir, fmt.Sprintf("caps-stream-%d", i))}
-		open := func(name string) *File {
-			f, err := OpenFile(filepath.Join(dir, fmt.Sprintf("caps-%s-%d", name, i)), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644, WithScheduler(s))
+		open := func(name string) *diskio.File {
+			f, err := diskio.OpenFile(filepath.Join(dir, fmt.Sprintf("caps-%s-%d", name, i)), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644, diskio.WithScheduler(s))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -97,7 +98,7 @@ func BenchmarkWorkerCaps(b *testing.B) {
 	}
 
 	// groupCommit returns commits/s of 64 writers appending to f.
-	groupCommit := func(f *File) float64 {
+	groupCommit := func(f *diskio.File) float64 {
 		var next atomic.Int64
 		var failed atomic.Value
 		start := time.Now()
@@ -136,13 +137,13 @@ func BenchmarkWorkerCaps(b *testing.B) {
 	stream := func(r *capRun) float64 {
 		os.Remove(r.stream)
 		start := time.Now()
-		f, err := OpenFile(r.stream, os.O_RDWR|os.O_CREATE, 0o644, WithDirect(DirectRequired), WithScheduler(r.s))
+		f, err := diskio.OpenFile(r.stream, os.O_RDWR|os.O_CREATE, 0o644, diskio.WithDirect(diskio.DirectRequired), diskio.WithScheduler(r.s))
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer os.Remove(r.stream)
 		defer f.Close()
-		w, err := f.NewStreamWriter(0, StreamOptions{BufferSize: bs, ReadAhead: 8})
+		w, err := f.NewStreamWriter(0, diskio.StreamOptions{BufferSize: bs, ReadAhead: 8})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package diskio
+package diskio_test
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio"
 )
 
 // BenchmarkSmallWrites: one writer appending records of 100 B, 1 KiB and
@@ -63,7 +65,7 @@ func BenchmarkSmallWrites(b *testing.B) {
 						}
 						f, flush = o, func() error { return unix.Fdatasync(int(o.Fd())) }
 					} else {
-						d, err := OpenFile(name, flag, 0o644)
+						d, err := diskio.OpenFile(name, flag, 0o644)
 						if err != nil {
 							b.Fatal(err)
 						}
