@@ -79,11 +79,11 @@ func BenchmarkCopy(b *testing.B) {
 			for range b.N {
 				b.StopTimer()
 				evict(b, src, dst)
-				in, err := diskio.Open(src)
+				in, err := diskio.OpenFile(src, os.O_RDONLY, 0, diskio.WithDirect(diskio.Direct))
 				if err != nil {
 					b.Fatal(err)
 				}
-				out, err := diskio.Create(dst)
+				out, err := diskio.OpenFile(dst, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666, diskio.WithDirect(diskio.Direct))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -41,7 +41,7 @@ func BenchmarkReadAt4K(b *testing.B) {
 			benchRandomReads(b, g, size, func(p []byte, off int64) (int, error) { return s.ReadAt(fd, p, off) })
 		})
 		b.Run(fmt.Sprintf("File/g=%d", g), func(b *testing.B) {
-			f, err := diskio.OpenFile(path, os.O_RDONLY, 0, diskio.WithScheduler(s))
+			f, err := diskio.OpenFile(path, os.O_RDONLY, 0, diskio.WithScheduler(s), diskio.WithDirect(diskio.Direct))
 			if err != nil {
 				b.Fatal(err)
 			}
