@@ -335,13 +335,17 @@ func (l *loop) take() {
 		return
 	}
 	head := l.s.incoming.Swap(nil)
-	var now int64
-	now = Now() // one clock read stamps the whole batch
+	now := Now() // one clock read stamps the whole batch
 	// Also the loop's clock (completions are stamped with a fresh
 	// read after each reap): the background bound's Hold is
 	// judged against it, and after an idle spell the last reap's
-	// time would keep the bound on for the first batch.
+	// time would keep the bound on for the first batch. And the
+	// submission time of what this round submits (accept runs take
+	// before its submissions): the batch is submitted now.
 	l.now = now
+	if l.acceptNow == 0 {
+		l.acceptNow = now
+	}
 	var first, last *request
 	for r := head; r != nil; {
 		r.tTaken = now
