@@ -87,7 +87,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.direct, "direct", true, "O_DIRECT (false: buffered, each run starting from a cold page cache)")
 	fs.StringVar(&c.fsync, "fsync", "none", "durability of writes: none, each (fdatasync after every write), end (fsync once at the end, timed), dsync (open with O_DSYNC), group (group commit: concurrent writers share fdatasyncs)")
 	fs.BoolVar(&c.fallocate, "fallocate", false, "preallocate sequentially written files")
-	fs.BoolVar(&c.fixed, "fixed", true, "diskio: registered (fixed) buffers and files")
+	fs.BoolVar(&c.fixed, "fixed", true, "diskio: the callers' buffers in the registered arena (READ_FIXED/WRITE_FIXED); without it they are ordinary memory, as a program's are (files are registered either way, as by default)")
 	fs.IntVar(&c.entries, "entries", 0, "diskio: requests in flight in the kernel, which is also the largest batch one submission carries (0: the scheduler's default, 1024 on io_uring and 256 on AIO)")
 	fs.IntVar(&c.readAhead, "readahead", 8, "diskio streams (-rw read/write): buffers kept in flight")
 	fs.StringVar(&bufSize, "buffer", "512k", "diskio streams (-rw read/write): bytes per buffer")

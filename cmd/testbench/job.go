@@ -298,9 +298,10 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 		}
 		if j.Fixed {
 			opts.FixedBuffers = max(4<<20, (need+mem.PageSize-1)/mem.PageSize*mem.PageSize)
-		} else {
-			opts.FixedBuffers, opts.FixedFiles = -1, -1
 		}
+		// Otherwise the scheduler's defaults, as a program gets them:
+		// a registered arena the callers' buffers are not in, and the
+		// registered file table.
 		var err error
 		if s, err = sched.New(opts); err != nil {
 			return fmt.Errorf("%s: %w", j.Backend, err)
