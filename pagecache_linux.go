@@ -128,7 +128,7 @@ func (f *File) nowait() nowaitStatus {
 	if st, ok := f.nowaitPlain(); ok {
 		return st
 	}
-	if f.direct {
+	if f.direct != nil {
 		const why = "O_DIRECT file: no page cache"
 		return nowaitStatus{ReadsReason: why, WritesReason: why}
 	}
