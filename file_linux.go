@@ -150,7 +150,8 @@ func newFile(name string, osf *os.File, s *sched.Scheduler, flag, fl int, pos in
 // setup chooses direct or buffered I/O: with O_DIRECT the file gets a
 // second descriptor (openDirect), while the caller's own descriptor stays
 // as opened, buffered and with its O_APPEND: the partial pages of writes
-// go through it. A File that stays buffered readies its page cache state.
+// go through it. A File that stays buffered readies its page-cache state
+// (setupCache).
 func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 	regular := st != nil && st.Mode&unix.S_IFMT == unix.S_IFREG
 	if regular {
@@ -163,25 +164,9 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 		if err := f.openDirect(mode, fl); err != nil {
 			return err
 		}
-		if f.direct != nil {
-			return nil
-		}
 	}
-	f.cache.lastPage.Store(-1) // no inline write yet
-	switch {
-	case st != nil:
-		f.cache.sizeHint.Store(st.Size)
-	case f.access != os.O_RDONLY && fl&os.O_TRUNC != 0:
-		f.cache.sizeHint.Store(0)
-	default:
-		f.cache.sizeHint.Store(sizeUnknown) // readFree learns it
-	}
-	if f.syncFd {
-		// RWF_NOWAIT could only fail: every write waits for the disk.
-		f.cache.refuse(&f.cache.noWrite, &f.cache.writeReason, "opened with O_SYNC or O_DSYNC")
-	}
-	if err := f.bf.NowaitWritesRefused(); err != nil {
-		f.cache.refuse(&f.cache.noWrite, &f.cache.writeReason, "pwritev2(RWF_NOWAIT) refused on an earlier file of this scheduler: "+err.Error())
+	if f.direct == nil {
+		f.setupCache(fl, st)
 	}
 	return nil
 }
