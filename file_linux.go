@@ -120,29 +120,16 @@ func newFile(name string, osf *os.File, s *sched.Scheduler, flag, fl int, pos in
 	f.cur.pos.Store(pos)
 	// The scheduler's handles, one per descriptor, named after the
 	// File: the buffered one first (setup reports a fallback through
-	// it), the direct one once setup has opened it.
+	// it), a direct File's own once setup has opened its descriptor.
 	var err error
 	f.bf, err = s.Open(f.bufferedFd, name)
 	if err == nil {
 		f.io = f.bf
 		err = f.setup(mode, fl, st)
 	}
-	if err == nil && f.direct != nil {
-		f.io, err = s.Open(f.dataFd, name)
-	}
 	if err != nil {
-		if f.direct != nil {
-			sys.Close(f.dataFd)
-		}
 		osf.Close()
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	if f.direct != nil {
-		// A direct File dropped without Close must close its second
-		// descriptor, and leave the registered file table before that
-		// (registerSoon): the os.File's own finalizer runs after this
-		// one. A page-cache File has nothing but the os.File's.
-		runtime.SetFinalizer(f, (*File).Close)
 	}
 	return f, nil
 }
@@ -173,7 +160,8 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 
 // openDirect makes f direct: a second descriptor, reopened through
 // /proc/self/fd with O_DIRECT (O_RDWR where the permissions allow), for
-// reads and whole-block writes (f.dataFd), and its alignment (f.direct).
+// reads and whole-block writes (f.dataFd, its handle f.io), and its
+// alignment (f.direct).
 // Where the reopen fails or the filesystem refuses O_DIRECT, f stays
 // buffered and its scheduler is told (reportBuffered); with DirectRequired
 // that is an error instead.
@@ -209,9 +197,19 @@ func (f *File) openDirect(mode DirectMode, fl int) error {
 		sys.Close(dfd)
 		return buffered(err, nil)
 	}
-	f.dataFd = dfd
+	h, err := f.sched().Open(dfd, f.name)
+	if err != nil {
+		sys.Close(dfd)
+		return err
+	}
+	f.dataFd, f.io = dfd, h
 	f.direct = newDirectIO(int64(a.Offset), uintptr(a.Memory))
 	f.page = max(f.direct.block, int64(os.Getpagesize()))
+	// A direct File dropped without Close must close its second
+	// descriptor, and leave the registered file table before that
+	// (registerSoon): the os.File's own finalizer runs after this one.
+	// A page-cache File has nothing but the os.File's.
+	runtime.SetFinalizer(f, (*File).Close)
 	return nil
 }
 
