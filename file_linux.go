@@ -24,16 +24,15 @@ import (
 // *os.File's (Read, Write and Seek share one cursor).
 type File struct {
 	name       string
-	osf        *os.File     // owns the descriptor as the caller opened it; Stat, Fd and the final close
-	bufferedFd int          // osf's descriptor: buffered, O_APPEND kept; exact-size tails and appends
-	dataFd     int          // the descriptor reads and block writes use: a direct File's O_DIRECT one, else bufferedFd (not Fd's)
-	io         *sched.File  // the scheduler's handle for dataFd: every request of the File's goes through it
-	bf         *sched.File  // the handle for bufferedFd: io itself unless the File is direct
-	page       int64        // the page cache's unit (at least a direct File's block): buffered and direct I/O never share one in flight
-	access     int          // O_RDONLY, O_WRONLY or O_RDWR, as the caller opened it
-	append     bool         // O_APPEND: every Write is the kernel's append (RWF_APPEND on bufferedFd)
-	syncFd     bool         // bufferedFd is O_SYNC or O_DSYNC: every write through it waits for the disk
-	kind       atomic.Int32 // what the File knows of its file's type: kindPlain, or what OpenFile or acquireOrPlain learnt (nonregular_linux.go)
+	osf        *os.File    // owns the descriptor as the caller opened it; Stat, Fd and the final close
+	bufferedFd int         // osf's descriptor: buffered, O_APPEND kept; exact-size tails and appends
+	dataFd     int         // the descriptor reads and block writes use: a direct File's O_DIRECT one, else bufferedFd (not Fd's)
+	io         *sched.File // the scheduler's handle for dataFd: every request of the File's goes through it
+	bf         *sched.File // the handle for bufferedFd: io itself unless the File is direct
+	page       int64       // the page cache's unit (at least a direct File's block): buffered and direct I/O never share one in flight
+	access     int         // O_RDONLY, O_WRONLY or O_RDWR, as the caller opened it
+	append     bool        // O_APPEND: every Write is the kernel's append (RWF_APPEND on bufferedFd)
+	syncFd     bool        // bufferedFd is O_SYNC or O_DSYNC: every write through it waits for the disk
 
 	life lifetime // calls in progress, and Close (lifetime_linux.go)
 
@@ -44,11 +43,12 @@ type File struct {
 
 	streams streamSet // open StreamReaders, ended by Close (stream_linux.go)
 
-	// The File's way to its file: a plain File's every call is osf's
-	// (kind is kindPlain); a direct File has direct, a page-cache File
-	// has cache. Each method chooses once, at its top.
-	direct *directIO // a direct File's alignment, registration and mixed writes (direct_linux.go); nil for any other
-	cache  pageCache // a page-cache File's reads and writes with RWF_NOWAIT (pagecache_linux.go); unused by any other
+	// The File's mode, fixed at open: plain (kind is kindPlain: every
+	// call is osf's), direct (direct is not nil) or page cache (neither:
+	// cache is its state).
+	kind   atomic.Int32 // what the File knows of its file's type: kindPlain, or what OpenFile or acquireOrPlain learnt (nonregular_linux.go)
+	direct *directIO    // a direct File's alignment, registration and mixed writes (direct_linux.go); nil for any other
+	cache  pageCache    // a page-cache File's reads and writes with RWF_NOWAIT (pagecache_linux.go); unused by any other
 }
 
 var errWriteAtInAppendMode = errors.New("os: invalid use of WriteAt on file opened with O_APPEND")
