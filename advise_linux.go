@@ -21,7 +21,7 @@ func (f *File) Prefetch(off, n int64) error {
 	if off < 0 || n < 0 {
 		return negativeRange("prefetch", f.name)
 	}
-	if f.direct || n == 0 {
+	if f.direct != nil || n == 0 {
 		return nil
 	}
 	if plain {

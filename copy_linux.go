@@ -37,7 +37,7 @@ func (f *File) WriteTo(w io.Writer) (int64, error) {
 	if p, ok := f.plainPath(); ok {
 		return p.WriteTo(w)
 	}
-	if dst, ok := w.(*File); ok && dst != nil && !dst.plain && dst != f && !dst.append {
+	if dst, ok := w.(*File); ok && dst != nil && !dst.plain() && dst != f && !dst.append {
 		return copyFiles(dst, f)
 	}
 	if err := f.acquire("read"); err != nil {
@@ -53,7 +53,7 @@ func (f *File) WriteTo(w io.Writer) (int64, error) {
 	}
 	var n int64
 	var err error
-	if f.direct {
+	if f.direct != nil {
 		var r *StreamReader
 		r, err = f.NewStreamReader(off, StreamOptions{BufferSize: 1 << 20, ReadAhead: 4})
 		if err == nil {
@@ -75,12 +75,12 @@ func (f *File) WriteTo(w io.Writer) (int64, error) {
 // read returns.
 func (f *File) ReadFrom(r io.Reader) (int64, error) {
 	if p, ok := f.plainPath(); ok {
-		if src, ok := r.(*File); ok && src != nil && src.plain {
+		if src, ok := r.(*File); ok && src != nil && src.plain() {
 			r = src.osf // os.File's splice and copy_file_range apply
 		}
 		return p.ReadFrom(r)
 	}
-	if src, ok := r.(*File); ok && src != nil && !src.plain && src != f && !f.append {
+	if src, ok := r.(*File); ok && src != nil && !src.plain() && src != f && !f.append {
 		return copyFiles(f, src)
 	}
 	if f.append || f.access == os.O_RDONLY {
@@ -254,8 +254,8 @@ func copyFileRange(dst, src *File, soff, doff int64) (int64, bool, error) {
 	}
 	// The copy is a buffered write of dst's: no direct write of dst's
 	// beside it (directWrite).
-	dst.writeMix.Lock()
-	defer dst.writeMix.Unlock()
+	dst.direct.beginBuffered()
+	defer dst.direct.endBuffered()
 	var done int64
 	for soff+done < total {
 		so, do := soff+done, doff+done

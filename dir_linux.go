@@ -56,7 +56,7 @@ func (f *File) list(fn func(*os.File) error) error {
 	if f == nil {
 		return fn(nil)
 	}
-	if f.plain || f.acquire("readdirent") != nil {
+	if f.plain() || f.acquire("readdirent") != nil {
 		return fn(f.osf) // os.File's, closed or not
 	}
 	defer f.release()

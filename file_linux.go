@@ -9,7 +9,6 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -27,33 +26,29 @@ type File struct {
 	name       string
 	osf        *os.File    // owns the descriptor as the caller opened it; Stat, Fd and the final close
 	bufferedFd int         // osf's descriptor: buffered, O_APPEND kept; exact-size tails and appends
-	dataFd     int         // the descriptor reads and block writes use: a second, O_DIRECT one where allowed, else bufferedFd (not Fd's)
+	dataFd     int         // the descriptor reads and block writes use: a direct File's O_DIRECT one, else bufferedFd (not Fd's)
 	io         *sched.File // the scheduler's handle for dataFd: every request of the File's goes through it
 	bf         *sched.File // the handle for bufferedFd: io itself unless the File is direct
-	direct     bool
-	block      int64 // offset and length alignment with O_DIRECT
-	page       int64 // the page cache's unit (at least block): buffered and direct I/O never share one in flight
-	mem        uintptr
-	access     int          // O_RDONLY, O_WRONLY or O_RDWR, as the caller opened it
-	append     bool         // O_APPEND: every Write is the kernel's append (RWF_APPEND on bufferedFd)
-	syncFd     bool         // bufferedFd is O_SYNC or O_DSYNC: every write through it waits for the disk
-	uses       atomic.Int32 // a direct File's requests to the scheduler, up to registerAfter (registerSoon)
-	plain      bool         // a file the runtime polls, or known not regular: every call goes to osf (nonregular_linux.go)
-	kind       atomic.Int32 // kindRegular or kindOther once known, where OpenFile did not fstat (acquireOrPlain)
+	page       int64       // the page cache's unit (at least a direct File's block): buffered and direct I/O never share one in flight
+	access     int         // O_RDONLY, O_WRONLY or O_RDWR, as the caller opened it
+	append     bool        // O_APPEND: every Write is the kernel's append (RWF_APPEND on bufferedFd)
+	syncFd     bool        // bufferedFd is O_SYNC or O_DSYNC: every write through it waits for the disk
 
 	life lifetime // calls in progress, and Close (lifetime_linux.go)
 
 	cur cursor // Read, Write and Seek's offset
 
-	writeMix    sync.RWMutex // direct writes (read-locked) never overlap a buffered one (write_linux.go)
-	readAheadAt int64        // start of the window readAheadEdge last asked for (f.writeMix)
-	partialEnd  int64        // where the last write without a whole page ended (f.writeMix)
-
 	flush flushGroup // Sync and Datasync: group commit, sticky failure (sync_linux.go)
 	dur   durability // what a flush must still cover; durable writes in one trip (durability_linux.go)
 
 	streams streamSet // open StreamReaders, ended by Close (stream_linux.go)
-	cache   pageCache // buffered files: page-cache reads and writes with RWF_NOWAIT (pagecache_linux.go)
+
+	// The File's mode, fixed at open: plain (kind is kindPlain: every
+	// call is osf's), direct (direct is not nil) or page cache (neither:
+	// cache is its state).
+	kind   atomic.Int32 // what the File knows of its file's type: kindPlain, or what OpenFile or acquireOrPlain learnt (nonregular_linux.go)
+	direct *directIO    // a direct File's alignment, registration and mixed writes (direct_linux.go); nil for any other
+	cache  pageCache    // a page-cache File's reads and writes with RWF_NOWAIT (pagecache_linux.go); unused by any other
 }
 
 var errWriteAtInAppendMode = errors.New("os: invalid use of WriteAt on file opened with O_APPEND")
@@ -115,111 +110,106 @@ func (o *options) scheduler() (*sched.Scheduler, error) {
 // owns osf from then on, and closes it on failure.
 func newFile(name string, osf *os.File, s *sched.Scheduler, flag, fl int, pos int64, mode DirectMode, st *unix.Stat_t) (*File, error) {
 	f := &File{
-		name:        name,
-		osf:         osf,
-		bufferedFd:  int(osf.Fd()),
-		dataFd:      int(osf.Fd()),
-		access:      flag & unix.O_ACCMODE,
-		append:      flag&os.O_APPEND != 0,
-		readAheadAt: -edgeWindow, // nothing asked yet
-		partialEnd:  -1,
+		name:       name,
+		osf:        osf,
+		bufferedFd: int(osf.Fd()),
+		dataFd:     int(osf.Fd()),
+		access:     flag & unix.O_ACCMODE,
+		append:     flag&os.O_APPEND != 0,
 	}
 	f.cur.pos.Store(pos)
 	// The scheduler's handles, one per descriptor, named after the
 	// File: the buffered one first (setup reports a fallback through
-	// it), the direct one once setup has opened it.
+	// it), a direct File's own once setup has opened its descriptor.
 	var err error
 	f.bf, err = s.Open(f.bufferedFd, name)
 	if err == nil {
 		f.io = f.bf
 		err = f.setup(mode, fl, st)
 	}
-	if err == nil && f.dataFd != f.bufferedFd {
-		f.io, err = s.Open(f.dataFd, name)
-	}
 	if err != nil {
-		if f.dataFd != f.bufferedFd {
-			sys.Close(f.dataFd)
-		}
 		osf.Close()
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	if f.direct {
-		// A direct File dropped without Close must close its second
-		// descriptor, and leave the registered file table before that
-		// (registerSoon): the os.File's own finalizer runs after this
-		// one. A page-cache File has nothing but the os.File's.
-		runtime.SetFinalizer(f, (*File).Close)
 	}
 	return f, nil
 }
 
 // setup chooses direct or buffered I/O: with O_DIRECT the file gets a
-// second descriptor (reopened through /proc/self/fd, O_RDWR where the
-// permissions allow) for reads and whole-block writes, while the caller's
-// own descriptor stays as opened, buffered and with its O_APPEND: the
-// partial pages of writes go through it. It learns the alignment.
+// second descriptor (openDirect), while the caller's own descriptor stays
+// as opened, buffered and with its O_APPEND: the partial pages of writes
+// go through it. A File that stays buffered readies its page-cache state
+// (setupCache).
 func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 	regular := st != nil && st.Mode&unix.S_IFMT == unix.S_IFREG
 	if regular {
 		f.kind.Store(kindRegular)
 	}
-	f.cache.lastPage.Store(-1) // no inline write yet
-	switch {
-	case st != nil:
-		f.cache.sizeHint.Store(st.Size)
-	case f.access != os.O_RDONLY && fl&os.O_TRUNC != 0:
-		f.cache.sizeHint.Store(0)
-	default:
-		f.cache.sizeHint.Store(sizeUnknown) // readFree learns it
-	}
 	f.syncFd = fl&(unix.O_SYNC|unix.O_DSYNC) != 0
-	f.page = int64(os.Getpagesize()) // a direct File's may be larger (below)
+	f.page = int64(os.Getpagesize()) // a direct File's may be larger (openDirect)
+	f.dur.init()
 	if mode != PageCache && regular {
-		acc := unix.O_RDWR
-		if f.access == os.O_RDONLY {
-			acc = unix.O_RDONLY
-		}
-		// O_SYNC and O_DSYNC carry over: F_SETFL cannot set them later.
-		dfd, err := f.reopen(acc | unix.O_CLOEXEC | fl&unix.O_SYNC)
-		if (err == unix.EACCES || err == unix.EPERM) && acc == unix.O_RDWR && f.access == os.O_WRONLY {
-			// Write-only, on a file this process may not read: the
-			// File never reads through dfd (its reads fail with
-			// EBADF, as os.File's), so a write-only one serves.
-			dfd, err = f.reopen(unix.O_WRONLY | unix.O_CLOEXEC | fl&unix.O_SYNC)
-		}
-		switch {
-		case err == nil:
-			if _, err := sys.Fcntl(dfd, unix.F_SETFL, fl&^unix.O_APPEND|unix.O_DIRECT); err != nil {
-				sys.Close(dfd)
-				if mode == DirectRequired {
-					return &dio.UnsupportedError{Path: f.name, FSType: fsTypeName(f.bufferedFd), Err: err}
-				}
-				break
-			}
-			a, aerr := dio.ForFD(dfd)
-			if aerr != nil {
-				sys.Close(dfd)
-				if mode == DirectRequired {
-					return aerr
-				}
-				break
-			}
-			f.dataFd, f.direct, f.block, f.mem = dfd, true, int64(a.Offset), uintptr(a.Memory)
-			f.page = max(f.block, int64(os.Getpagesize()))
-		case mode == DirectRequired:
+		if err := f.openDirect(mode, fl); err != nil {
 			return err
 		}
-		f.reportBuffered(err)
 	}
-	if !f.direct && f.syncFd {
-		// RWF_NOWAIT could only fail: every write waits for the disk.
-		f.cache.refuse(&f.cache.noWrite, &f.cache.writeReason, "opened with O_SYNC or O_DSYNC")
+	if f.direct == nil {
+		f.setupCache(fl, st)
 	}
-	if err := f.bf.NowaitWritesRefused(); !f.direct && err != nil {
-		f.cache.refuse(&f.cache.noWrite, &f.cache.writeReason, "pwritev2(RWF_NOWAIT) refused on an earlier file of this scheduler: "+err.Error())
+	return nil
+}
+
+// openDirect makes f direct: a second descriptor, reopened through
+// /proc/self/fd with O_DIRECT (O_RDWR where the permissions allow), for
+// reads and whole-block writes (f.dataFd, its handle f.io), and its
+// alignment (f.direct).
+// Where the reopen fails or the filesystem refuses O_DIRECT, f stays
+// buffered and its scheduler is told (reportBuffered); with DirectRequired
+// that is an error instead.
+func (f *File) openDirect(mode DirectMode, fl int) error {
+	buffered := func(required, why error) error {
+		if mode == DirectRequired {
+			return required
+		}
+		f.reportBuffered(why)
+		return nil
 	}
-	f.dur.init()
+	acc := unix.O_RDWR
+	if f.access == os.O_RDONLY {
+		acc = unix.O_RDONLY
+	}
+	// O_SYNC and O_DSYNC carry over: F_SETFL cannot set them later.
+	dfd, err := f.reopen(acc | unix.O_CLOEXEC | fl&unix.O_SYNC)
+	if (err == unix.EACCES || err == unix.EPERM) && acc == unix.O_RDWR && f.access == os.O_WRONLY {
+		// Write-only, on a file this process may not read: the
+		// File never reads through dfd (its reads fail with
+		// EBADF, as os.File's), so a write-only one serves.
+		dfd, err = f.reopen(unix.O_WRONLY | unix.O_CLOEXEC | fl&unix.O_SYNC)
+	}
+	if err != nil {
+		return buffered(err, err)
+	}
+	if _, err := sys.Fcntl(dfd, unix.F_SETFL, fl&^unix.O_APPEND|unix.O_DIRECT); err != nil {
+		sys.Close(dfd)
+		return buffered(&dio.UnsupportedError{Path: f.name, FSType: fsTypeName(f.bufferedFd), Err: err}, nil)
+	}
+	a, err := dio.ForFD(dfd)
+	if err != nil {
+		sys.Close(dfd)
+		return buffered(err, nil)
+	}
+	h, err := f.sched().Open(dfd, f.name)
+	if err != nil {
+		sys.Close(dfd)
+		return err
+	}
+	f.dataFd, f.io = dfd, h
+	f.direct = newDirectIO(int64(a.Offset), uintptr(a.Memory))
+	f.page = max(f.direct.block, int64(os.Getpagesize()))
+	// A direct File dropped without Close must close its second
+	// descriptor, and leave the registered file table before that
+	// (registerSoon): the os.File's own finalizer runs after this one.
+	// A page-cache File has nothing but the os.File's.
+	runtime.SetFinalizer(f, (*File).Close)
 	return nil
 }
 
@@ -229,24 +219,6 @@ func (f *File) sched() *sched.Scheduler { return f.io.Scheduler() }
 // reopen opens the File's file again through /proc/self/fd, with flag.
 func (f *File) reopen(flag int) (int, error) {
 	return sys.Open("/proc/self/fd/"+strconv.Itoa(f.bufferedFd), flag, 0)
-}
-
-// registerAfter is how many requests a direct File sends to the scheduler
-// before it registers its descriptor in the ring's file table: enough that
-// a file read or written a few times never waits for the round trip (nor
-// its Close for the one that unregisters), few enough that a busy file
-// saves the kernel's per-request file lookup almost at once.
-const registerAfter = 64
-
-// registerSoon counts a request of a direct File's on its way to the
-// scheduler; the registerAfter-th registers the File's descriptor. The
-// caller holds a reference, so Close, which ends the handle (and so
-// unregisters it), comes after.
-func (f *File) registerSoon() {
-	if f.uses.Load() >= registerAfter || f.uses.Add(1) != registerAfter {
-		return
-	}
-	f.io.Register() // a File works unregistered
 }
 
 // Name returns the name the file was opened with.
@@ -270,7 +242,7 @@ func (f *File) Fd() uintptr {
 }
 
 // Direct reports whether the file uses O_DIRECT.
-func (f *File) Direct() bool { return f != nil && f.direct }
+func (f *File) Direct() bool { return f != nil && f.direct != nil }
 
 // Alignment returns the alignment of O_DIRECT I/O on this file, in bytes:
 // a read or write whose offset, length and memory address are multiples
@@ -281,10 +253,10 @@ func (f *File) Direct() bool { return f != nil && f.direct }
 // 1 when the file is not direct. Memory from ReadBuffer, ReadMany and the
 // streams is always aligned.
 func (f *File) Alignment() int {
-	if f == nil || !f.direct {
+	if f == nil || f.direct == nil {
 		return 1
 	}
-	return int(max(f.block, int64(f.mem)))
+	return int(max(f.direct.block, int64(f.direct.mem)))
 }
 
 // acquire counts a call in; it fails once Close has begun.
@@ -344,7 +316,7 @@ func (f *File) Close() error {
 	if !f.life.close() {
 		return &fs.PathError{Op: "close", Path: f.name, Err: os.ErrClosed}
 	}
-	if f.plain {
+	if f.plain() {
 		// Every call of a plain File reaches the descriptor through
 		// the *os.File, whose own count keeps it until those in
 		// progress are done; and its Close must come now, not after
@@ -354,21 +326,19 @@ func (f *File) Close() error {
 	}
 	f.streams.end()
 	f.life.drained()
-	if f.direct {
-		runtime.SetFinalizer(f, nil)
-	}
 	// The handles end before the descriptors are closed: a registered
-	// slot holds its own reference to the file. Both descriptors are
-	// closed whatever any step says; the first failure is the caller's,
-	// as os.File's Close returns it.
+	// slot holds its own reference to the file. Every descriptor is
+	// closed whatever any step says; a failure is the caller's, as
+	// os.File's Close returns it.
 	var err error
 	if e := f.io.Close(); e != nil {
 		err = &fs.PathError{Op: "close", Path: f.name, Err: e}
 	}
-	if f.bf != f.io {
+	if f.direct != nil {
+		// The second handle and descriptor, and the finalizer that
+		// would have closed them.
+		runtime.SetFinalizer(f, nil)
 		f.bf.Close() // never registered: nothing to fail
-	}
-	if f.dataFd != f.bufferedFd {
 		if e := sys.Close(f.dataFd); e != nil {
 			err = &fs.PathError{Op: "close", Path: f.name, Err: e}
 		}

@@ -341,7 +341,7 @@ func TestClosedFileTouchesNoDescriptor(t *testing.T) {
 						_, err := f.ReadAt(buf, int64(i%16)*4096)
 						require.NoError(t, err)
 					}
-					if f.direct && f.sched().Fixed().Files {
+					if f.direct != nil && f.sched().Fixed().Files {
 						require.True(t, f.io.Registered())
 					}
 					var err error

@@ -54,8 +54,13 @@ func plainFile(name string, osf *os.File, stat bool) (*unix.Stat_t, *File, error
 // plainOf is the plain File for osf. It keeps no descriptor number of
 // its own (-1): every call goes through osf.
 func plainOf(name string, osf *os.File) *File {
-	return &File{name: name, osf: osf, bufferedFd: -1, dataFd: -1, plain: true}
+	f := &File{name: name, osf: osf, bufferedFd: -1, dataFd: -1}
+	f.kind.Store(kindPlain)
+	return f
 }
+
+// plain reports whether every call of f's goes to f.osf (plainOf).
+func (f *File) plain() bool { return f.kind.Load() == kindPlain }
 
 // plainPath returns the *os.File that serves f's calls when f is plain.
 // A nil f gets a nil *os.File, whose methods return os.ErrInvalid (and
@@ -64,7 +69,7 @@ func (f *File) plainPath() (*os.File, bool) {
 	if f == nil {
 		return nil, true
 	}
-	if f.plain {
+	if f.plain() {
 		return f.osf, true
 	}
 	return nil, false
@@ -87,13 +92,10 @@ func (f *File) acquireOrPlain(op string) (plain bool, err error) {
 	if err := f.acquire(op); err != nil {
 		return false, err
 	}
-	if f.plain {
-		return true, nil
-	}
 	switch f.kind.Load() {
 	case kindRegular:
 		return false, nil
-	case kindOther:
+	case kindOther, kindPlain:
 		return true, nil
 	}
 	var st unix.Stat_t
@@ -110,13 +112,19 @@ func (f *File) acquireOrPlain(op string) (plain bool, err error) {
 
 // notRegular reports what acquireOrPlain would say of f's kind, without asking
 // the kernel: true once f is known not to be a regular file.
-func (f *File) notRegular() bool { return f.plain || f.kind.Load() == kindOther }
+func (f *File) notRegular() bool {
+	k := f.kind.Load()
+	return k == kindPlain || k == kindOther
+}
 
-// A File's kind, where OpenFile did not ask (File.kind).
+// What a File knows of its file's type (File.kind). A plain File is so
+// from the start and for good; a page-cache File opened without an fstat
+// starts unknown and learns, once (acquireOrPlain, File.list).
 const (
-	kindUnknown = iota
-	kindRegular
-	kindOther
+	kindUnknown int32 = iota // not asked yet: a page-cache File's calls are a regular file's until then
+	kindRegular              // a regular file
+	kindOther                // found not to be a regular file after open: the methods os.File lacks, and Seek, take their plain way
+	kindPlain                // not a regular file, or polled by the runtime, as opened: every call is osf's
 )
 
 var errNotRegular = errors.New("not a regular file")

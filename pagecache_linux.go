@@ -4,6 +4,7 @@ package diskio
 
 import (
 	"io"
+	"os"
 	"sync"
 	"sync/atomic"
 
@@ -58,6 +59,31 @@ type pageCache struct {
 
 	mu                      sync.Mutex
 	readReason, writeReason string
+}
+
+// setupCache readies a page-cache File's state, for a file opened with
+// status flags fl whose fstat is st (nil if OpenFile did not ask): the
+// size hint (st's size, 0 after O_TRUNC, else unknown until readFree
+// learns it), and the writes never tried with RWF_NOWAIT: all of an
+// O_SYNC or O_DSYNC file's, and all where the scheduler has seen the
+// kernel refuse it.
+func (f *File) setupCache(fl int, st *unix.Stat_t) {
+	f.cache.lastPage.Store(-1) // no inline write yet
+	switch {
+	case st != nil:
+		f.cache.sizeHint.Store(st.Size)
+	case f.access != os.O_RDONLY && fl&os.O_TRUNC != 0:
+		f.cache.sizeHint.Store(0)
+	default:
+		f.cache.sizeHint.Store(sizeUnknown) // readFree learns it
+	}
+	if f.syncFd {
+		// RWF_NOWAIT could only fail: every write waits for the disk.
+		f.cache.refuse(&f.cache.noWrite, &f.cache.writeReason, "opened with O_SYNC or O_DSYNC")
+	}
+	if err := f.bf.NowaitWritesRefused(); err != nil {
+		f.cache.refuse(&f.cache.noWrite, &f.cache.writeReason, "pwritev2(RWF_NOWAIT) refused on an earlier file of this scheduler: "+err.Error())
+	}
 }
 
 // grow raises the size hint to end.
@@ -128,7 +154,7 @@ func (f *File) nowait() nowaitStatus {
 	if st, ok := f.nowaitPlain(); ok {
 		return st
 	}
-	if f.direct {
+	if f.direct != nil {
 		const why = "O_DIRECT file: no page cache"
 		return nowaitStatus{ReadsReason: why, WritesReason: why}
 	}

@@ -28,7 +28,7 @@ func (f *File) Read(b []byte) (int, error) {
 	off := f.cur.pos.Load()
 	var n int
 	var err error
-	if !f.direct && f.access != os.O_WRONLY && !f.io.Missed() && !f.cache.noRead.Load() {
+	if f.direct == nil && f.access != os.O_WRONLY && !f.io.Missed() && !f.cache.noRead.Load() {
 		// A warm page-cache File: one preadv2 when the cache holds
 		// the range. A regular file's read(2), and so os.File's Read,
 		// is short only at end of file; RWF_NOWAIT's is also short
@@ -96,24 +96,26 @@ func (f *File) readAt(b []byte, off int64) (int, error) {
 	}
 	// The kernel's end of file is the truth: the File never writes past
 	// what it was given (write_linux.go).
-	if !f.direct {
+	d := f.direct
+	if d == nil {
 		return f.readCached(b, off) // page cache first (pagecache_linux.go)
 	}
-	f.registerSoon()
-	if f.aligned(b, off) {
+	d.registerSoon(f.io)
+	if d.aligned(b, off) {
 		return f.io.ReadAt(b, off)
 	}
-	return f.bounceRead(b, off)
+	return f.bounceRead(d, b, off)
 }
 
 // bounceRead reads through aligned bounce buffers, at most maxBounce at a
-// time; it returns fewer bytes (and no error) at end of file.
-func (f *File) bounceRead(b []byte, off int64) (int, error) {
+// time, for a direct File; it returns fewer bytes (and no error) at end
+// of file.
+func (f *File) bounceRead(d *directIO, b []byte, off int64) (int, error) {
 	done := 0
 	for done < len(b) {
 		chunk := b[done:]
-		start := f.alignDown(off + int64(done))
-		end := f.alignUp(off + int64(done+len(chunk)))
+		start := d.alignDown(off + int64(done))
+		end := d.alignUp(off + int64(done+len(chunk)))
 		if end-start > maxBounce {
 			end = start + maxBounce
 			chunk = chunk[:end-(off+int64(done))]

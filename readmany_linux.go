@@ -145,11 +145,12 @@ func (sc *manyScratch) plan(f *File, ranges []Range, opts ReadManyOptions) {
 		})
 	}
 	sc.groups = sc.groups[:0]
+	d := f.direct // a direct File reads whole blocks
 	for ki, k := range sc.keys {
 		r := ranges[k.i]
 		s, e := r.Off, r.Off+int64(r.Len)
-		if f.direct {
-			s, e = f.alignDown(s), f.alignUp(e)
+		if d != nil {
+			s, e = d.alignDown(s), d.alignUp(e)
 			if r.Len == 0 {
 				e = s // nothing to read
 			}

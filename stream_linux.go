@@ -91,25 +91,24 @@ func (f *File) NewStreamReader(off int64, opts StreamOptions) (*StreamReader, er
 	if opts.ReadAhead <= 0 {
 		opts.ReadAhead = 8
 	}
-	if f.direct {
-		opts.BufferSize = int(f.alignUp(int64(opts.BufferSize)))
+	start := off // where the reads start
+	if d := f.direct; d != nil {
+		// Aligned reads; the head of the first buffer is skipped.
+		opts.BufferSize = int(d.alignUp(int64(opts.BufferSize)))
+		start = d.alignDown(off)
 	}
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
 	group := streamGroup(opts)
-	r := &StreamReader{f: f, bufSize: opts.BufferSize, readSize: opts.BufferSize * group, next: off, end: st.Size(),
+	r := &StreamReader{f: f, bufSize: opts.BufferSize, readSize: opts.BufferSize * group, next: start, end: st.Size(),
 		batch: f.sched().Batch(), oneDeep: opts.ReadAhead == 1}
 	// Locked until its reads are issued: a Close of the File meanwhile
 	// ends the stream only once it is whole.
 	r.mu.Lock()
 	f.streams.add(r)
-	if f.direct && off%f.block != 0 {
-		// Start the reads aligned; skip the head in the first buffer.
-		r.next = f.alignDown(off)
-	}
-	skip := int(off - r.next)
+	skip := int(off - start)
 	// ReadAhead buffers in flight (rounded up to whole reads) while the
 	// reader consumes one more read.
 	slots := (opts.ReadAhead+group-1)/group + 1

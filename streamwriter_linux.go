@@ -57,9 +57,9 @@ func (f *File) NewStreamWriter(off int64, opts StreamOptions) (*StreamWriter, er
 		opts.ReadAhead = 8
 	}
 	w := &StreamWriter{f: f, bufSize: opts.BufferSize, base: off}
-	if f.direct {
-		w.bufSize = int(f.alignUp(int64(opts.BufferSize)))
-		w.base = f.alignDown(off)
+	if d := f.direct; d != nil {
+		w.bufSize = int(d.alignUp(int64(opts.BufferSize)))
+		w.base = d.alignDown(off)
 	}
 	w.skip = int(off - w.base)
 	w.fill = w.skip

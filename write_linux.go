@@ -73,9 +73,9 @@ func (f *File) appendWrite(b []byte) (int, error) {
 		}
 		return n, err
 	}
-	f.writeMix.Lock()
+	f.direct.beginBuffered()
 	n, err := f.bf.WriteAtFlags(b, 0, unix.RWF_APPEND|rwf)
-	f.writeMix.Unlock()
+	f.direct.endBuffered()
 	f.dur.done(rwf)
 	st, serr := statOf(f.bufferedFd)
 	if st.ok {
@@ -99,8 +99,8 @@ func (f *File) appendWrite(b []byte) (int, error) {
 // the cursor is exact even when other descriptors append meanwhile. pos
 // is -1 if it could not be read.
 func (f *File) appendInline(b []byte) (n int, pos int64, err error) {
-	f.writeMix.Lock()
-	defer f.writeMix.Unlock()
+	f.direct.beginBuffered()
+	defer f.direct.endBuffered()
 	n, err = f.bf.WriteAtInline(b, -1, unix.RWF_APPEND)
 	return n, f.endOf(), err
 }
@@ -120,21 +120,19 @@ func (f *File) endOf() int64 {
 // cursor says the caller holds the cursor's lock (Write): cursor writes are one at a
 // time already.
 func (f *File) writeDurably(b []byte, off int64, cursor bool) (int, error) {
-	if !f.direct {
+	if err := f.writable(b, off); err != nil {
+		return 0, err
+	}
+	d := f.direct
+	if d == nil {
 		// Never durable in one trip: a buffered RWF_DSYNC write would
 		// pay the writeback alone. A change for the next flush.
-		if f.access == os.O_RDONLY {
-			return 0, syscall.EBADF
-		}
-		if off+int64(len(b)) < 0 {
-			return 0, syscall.EINVAL // the kernel's check: the range overflows
-		}
 		n, err := f.writeCached(b, off, 0, cursor)
 		f.dur.record(0)
 		return n, err
 	}
 	rwf := f.dur.take()
-	n, err := f.writeAt(b, off, rwf)
+	n, err := f.writeDirect(d, b, off, rwf)
 	f.dur.done(rwf)
 	if rwf != 0 {
 		f.stampDurable()
@@ -177,19 +175,25 @@ func (f *File) WriteAt(b []byte, off int64) (int, error) {
 // writeAt writes b at off; rwf are RWF_* flags for every write it issues
 // (RWF_DSYNC: WriteAtDSync).
 func (f *File) writeAt(b []byte, off int64, rwf uint32) (int, error) {
-	if f.access == os.O_RDONLY {
-		return 0, syscall.EBADF
+	if err := f.writable(b, off); err != nil || len(b) == 0 {
+		return 0, err
 	}
-	if len(b) == 0 {
-		return 0, nil
+	if d := f.direct; d != nil {
+		return f.writeDirect(d, b, off, rwf)
+	}
+	return f.writeCached(b, off, rwf, false) // page cache first (pagecache_linux.go)
+}
+
+// writable is the kernel's checks of a write of b at off, before any is
+// made: the access mode, and a range that overflows.
+func (f *File) writable(b []byte, off int64) error {
+	if f.access == os.O_RDONLY {
+		return syscall.EBADF
 	}
 	if off+int64(len(b)) < 0 {
-		return 0, syscall.EINVAL // the kernel's check: the range overflows
+		return syscall.EINVAL
 	}
-	if !f.direct {
-		return f.writeCached(b, off, rwf, false) // page cache first (pagecache_linux.go)
-	}
-	return f.writeDirect(b, off, rwf)
+	return nil
 }
 
 // writeDirect is writeAt for an O_DIRECT File. It never writes a byte it
@@ -210,14 +214,14 @@ func (f *File) writeAt(b []byte, off int64, rwf uint32) (int, error) {
 // The kernel keeps the two descriptors coherent: a direct read or write of
 // a range first writes back and drops the page cache's pages there. What
 // the File must prevent itself is a buffered write of its own in flight
-// next to a direct one (f.writeMix, see directWrite).
+// next to a direct one (directIO.writeMix, see directWrite).
 //
 // rwf (RWF_DSYNC, RWF_SYNC) makes the write durable when it returns: on
 // the one write if the range is one piece, else by a flush after them.
-func (f *File) writeDirect(b []byte, off int64, rwf uint32) (int, error) {
+func (f *File) writeDirect(d *directIO, b []byte, off int64, rwf uint32) (int, error) {
 	wend := off + int64(len(b))
-	if off%f.block == 0 && wend%f.block == 0 {
-		return f.writeBlocks(b, off, rwf)
+	if off%d.block == 0 && wend%d.block == 0 {
+		return f.writeBlocks(d, b, off, rwf)
 	}
 	// [off, ms) and [me, wend) are the edges through the page cache,
 	// [ms, me) the whole pages between them.
@@ -231,7 +235,7 @@ func (f *File) writeDirect(b []byte, off int64, rwf uint32) (int, error) {
 	if ms == me {
 		// No whole page between the edges: one buffered write; the next
 		// small writes will likely want the pages after it.
-		return f.writeBuffered(b, off, rwf, true)
+		return f.writeBuffered(d, b, off, rwf, true)
 	}
 	pieces := 0
 	for _, n := range [3]int64{ms - off, me - ms, wend - me} {
@@ -246,19 +250,19 @@ func (f *File) writeDirect(b []byte, off int64, rwf uint32) (int, error) {
 	// In file order, so that the size only grows over written bytes.
 	done := 0
 	if ms > off {
-		n, err := f.writeBuffered(b[:ms-off], off, prwf, false)
+		n, err := f.writeBuffered(d, b[:ms-off], off, prwf, false)
 		done += n
 		if err != nil {
 			return done, err
 		}
 	}
-	n, err := f.writeBlocks(b[ms-off:me-off], ms, prwf)
+	n, err := f.writeBlocks(d, b[ms-off:me-off], ms, prwf)
 	done += n
 	if err != nil {
 		return done, err
 	}
 	if wend > me {
-		n, err := f.writeBuffered(b[me-off:], me, prwf, false)
+		n, err := f.writeBuffered(d, b[me-off:], me, prwf, false)
 		done += n
 		if err != nil {
 			return done, err
@@ -273,21 +277,21 @@ func (f *File) writeDirect(b []byte, off int64, rwf uint32) (int, error) {
 // writeBlocks writes b at off with O_DIRECT: whole blocks, at most
 // maxBounce bytes per request, through aligned bounce buffers if b's
 // memory is not aligned.
-func (f *File) writeBlocks(b []byte, off int64, rwf uint32) (int, error) {
+func (f *File) writeBlocks(d *directIO, b []byte, off int64, rwf uint32) (int, error) {
 	done := 0
 	for done < len(b) {
 		p := b[done:min(len(b), done+maxBounce)]
 		var n int
 		var err error
-		if f.aligned(p, off+int64(done)) {
-			n, err = f.directWrite(p, off+int64(done), rwf)
+		if d.aligned(p, off+int64(done)) {
+			n, err = f.directWrite(d, p, off+int64(done), rwf)
 		} else {
 			var buf []byte
 			if buf, err = f.getBounce(len(p)); err != nil {
 				return done, err
 			}
 			copy(buf, p)
-			n, err = f.directWrite(buf, off+int64(done), rwf)
+			n, err = f.directWrite(d, buf, off+int64(done), rwf)
 			f.putBounce(buf)
 		}
 		done += max(n, 0)
@@ -316,13 +320,13 @@ func (f *File) writeBlocks(b []byte, off int64, rwf uint32) (int, error) {
 // that follow (readAheadEdge); the edges of larger writes would find most
 // of such a window overwritten by their whole pages, and read one page
 // each, as os.File's writes do.
-func (f *File) writeBuffered(b []byte, off int64, rwf uint32, ahead bool) (int, error) {
-	f.writeMix.Lock()
-	defer f.writeMix.Unlock()
+func (f *File) writeBuffered(d *directIO, b []byte, off int64, rwf uint32, ahead bool) (int, error) {
+	d.writeMix.Lock()
+	defer d.writeMix.Unlock()
 	inline := rwf == 0 && !f.syncFd
-	small := ahead && off == f.partialEnd
+	small := ahead && off == d.partialEnd
 	if ahead {
-		f.partialEnd = off + int64(len(b))
+		d.partialEnd = off + int64(len(b))
 	}
 	// cachestat only where its answer is used.
 	hit := (inline || small) && f.cached(off, len(b))
@@ -330,7 +334,7 @@ func (f *File) writeBuffered(b []byte, off int64, rwf uint32, ahead bool) (int, 
 		// A stream of small writes, each starting where the last ended
 		// (not one small write among large ones): read the old data
 		// ahead for the writes that follow.
-		f.readAheadEdge(off)
+		f.readAheadEdge(d, off)
 	}
 	done := 0
 	if inline && hit {
@@ -358,13 +362,13 @@ func (f *File) writeBuffered(b []byte, off int64, rwf uint32, ahead bool) (int, 
 // so that the edge writes that follow find their pages cached instead of
 // each waiting for a 4 KiB read. Past the size, or over holes and
 // unwritten extents, there is nothing to read and it costs nothing. The
-// caller holds f.writeMix for writing.
-func (f *File) readAheadEdge(off int64) {
+// caller holds d.writeMix for writing.
+func (f *File) readAheadEdge(d *directIO, off int64) {
 	p := f.pageDown(off)
-	if p >= f.readAheadAt && p < f.readAheadAt+edgeWindow {
+	if p >= d.readAheadAt && p < d.readAheadAt+edgeWindow {
 		return
 	}
-	f.readAheadAt = p
+	d.readAheadAt = p
 	sys.Fadvise(f.bufferedFd, p, edgeWindow, unix.FADV_WILLNEED) // advice only: an error changes nothing
 }
 
@@ -396,16 +400,16 @@ func (f *File) cached(off int64, n int) bool {
 func (f *File) pageDown(off int64) int64 { return off - off%f.page }
 
 // directWrite is an O_DIRECT write of whole blocks. It never runs while a
-// buffered write of this File is in flight (f.writeMix): where the page
+// buffered write of this File is in flight (d.writeMix): where the page
 // cache uses large folios (ext4 since 6.16), a folio dirtied by a buffered
 // write to a neighbouring page while a direct write is in flight cannot be
 // dropped after it, and the kernel then reports EIO to the next fsync
 // ("Page cache invalidation failure on direct I/O";
 // dio_warn_stale_pagecache). A buffered write before or after is fine:
 // the direct write writes the folio back first.
-func (f *File) directWrite(b []byte, off int64, rwf uint32) (int, error) {
-	f.registerSoon()
-	f.writeMix.RLock()
-	defer f.writeMix.RUnlock()
+func (f *File) directWrite(d *directIO, b []byte, off int64, rwf uint32) (int, error) {
+	d.registerSoon(f.io)
+	d.writeMix.RLock()
+	defer d.writeMix.RUnlock()
 	return f.io.WriteAtFlags(b, off, rwf)
 }
