@@ -85,7 +85,8 @@
 // (times are Now values). Options.Faults injects errors, short
 // transfers, delays and failed flushes into every attempt on every path
 // a request takes (Path: the kernel queue, the caller's thread, the page
-// cache), for tests; it changes no path.
+// cache), for tests. Both are decorators, of the kernel queue and of the
+// system calls made on callers: neither changes a path.
 //
 // # Environment
 //

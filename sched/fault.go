@@ -8,20 +8,24 @@ import (
 
 // Attempt is one submission of a request to the kernel, as a FaultInjector
 // sees it. A request resubmitted after a short transfer or an EINTR/EAGAIN
-// is a new attempt with a higher Retry.
+// is a new attempt with a higher Retry. The copy a File in memory makes
+// on its caller before any request (PathCaller) counts its own attempts;
+// where it stops at an error, the request that makes the rest counts
+// from 0 again.
 type Attempt struct {
 	Op    Op
 	Fd    int32
 	Off   int64  // where this attempt starts
 	Len   int    // bytes it would transfer (reads and writes)
-	Flags uint32 // RWF_* flags of a write; RWF_NOWAIT marks a page-cache attempt (ReadAtNowait, WriteAtNowait)
+	Flags uint32 // RWF_* flags of a write; RWF_NOWAIT marks a page-cache attempt (ReadAtNowait, its raw hits included, and WriteAtNowait)
 	Retry int32  // 0 for the first submission
 	Path  Path   // where the attempt runs
 }
 
 // Path is where an attempt runs. Every request takes one of them (or
 // several, one after another: a page-cache miss goes on through the
-// scheduler), and the injector sees each attempt on whichever it takes.
+// scheduler), and the injector sees each attempt on whichever it takes,
+// the same with an injector as without one.
 type Path uint8
 
 const (
@@ -30,11 +34,13 @@ const (
 	PathQueue Path = iota
 	// PathCaller: a blocking system call on the caller's thread, as
 	// os.File makes it (the idle fast path, syncs, work io_uring would
-	// give a worker, the blocking backend, AIO's missing opcodes).
+	// give a worker, the blocking backend, AIO's missing opcodes, the
+	// copies of a File in memory, Unlinkat where the ring cannot).
 	PathCaller
 	// PathPageCache: a page-cache attempt or an inline page-cache write
-	// on the caller's goroutine (ReadAtNowait, WriteAtNowait and the
-	// writes package diskio knows read no page).
+	// on the caller's goroutine (ReadAtNowait, its raw hits included,
+	// WriteAtNowait, and WriteAtInline for the writes package diskio
+	// knows read no page).
 	PathPageCache
 )
 
@@ -77,6 +83,13 @@ type Fault struct {
 // goroutine for PathQueue, on the caller's goroutine for the others. So
 // it must be quick, must not call the scheduler, and must be safe for
 // concurrent use.
+//
+// The injector is a decorator, as Pebble's errorfs wraps a file system:
+// it sits between the loop and the kernel queue, and between callers and
+// their system calls, and nowhere else. The scheduler takes the same
+// routes with one as without (a page-cache hit made as a raw system call
+// is made so under faults too), and everything above it (retries, short
+// transfers continued, errors delivered) is the scheduler's real code.
 type FaultInjector interface {
 	Fault(a Attempt) Fault
 }

@@ -29,20 +29,9 @@ func newFaultQueue(inner queue, slots int, inj FaultInjector) *faultQueue {
 	return &faultQueue{inner: inner, inj: inj, slots: make([]faultSlot, slots), wakeSlot: ^uint32(0)}
 }
 
-// attempt is r's next submission as a FaultInjector sees it.
-func (r *request) attempt(path Path) Attempt {
-	a := Attempt{Op: r.op, Fd: r.fd, Off: r.off + int64(r.done), Flags: r.rwf, Retry: r.submits, Path: path}
-	if r.op == OpRead || r.op == OpWrite {
-		a.Len = len(r.buf) - r.done
-	}
-	if r.op == OpFallocate {
-		a.Len = int(r.size)
-	}
-	return a
-}
-
 func (q *faultQueue) prepare(r *request, slot uint32) bool {
-	a := r.attempt(PathQueue)
+	sc := r.sysCall(PathQueue)
+	a := sc.attempt()
 	f := q.inj.Fault(a)
 	fs := &q.slots[slot]
 	*fs = faultSlot{}
@@ -137,3 +126,35 @@ func (q *faultQueue) reap(dst []completion) (int, error) {
 func (q *faultQueue) registerFile(f *File) error   { return q.inner.registerFile(f) }
 func (q *faultQueue) unregisterFile(f *File) error { return q.inner.unregisterFile(f) }
 func (q *faultQueue) close() error                 { return q.inner.close() }
+
+// faultCaller sits between a caller's goroutine and its system calls
+// (sysCaller) and applies a FaultInjector's faults, as faultQueue does
+// between the loop and the kernel queue: an injected errno and a dropped
+// flush never reach the kernel, a short transfer does, shortened, and a
+// delay holds the caller after the call. What the caller does with the
+// result (retries, continuing a short transfer, the error it returns) is
+// its real code.
+type faultCaller struct {
+	inner sysCaller
+	inj   FaultInjector
+}
+
+func (fc faultCaller) call(c sysCall) (int, error) {
+	f := fc.inj.Fault(c.attempt())
+	var n int
+	var err error
+	switch {
+	case f.Errno != 0:
+		err = f.Errno
+	case f.Drop && (c.op == OpFsync || c.op == OpFdatasync):
+	default:
+		if (c.op == OpRead || c.op == OpWrite) && f.Short > 0 && f.Short < len(c.buf) {
+			c.buf = c.buf[:f.Short]
+		}
+		n, err = fc.inner.call(c)
+	}
+	if f.Delay > 0 {
+		time.Sleep(f.Delay)
+	}
+	return n, err
+}

@@ -4,6 +4,8 @@ package sched
 
 import (
 	"bytes"
+	"io"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -240,4 +242,171 @@ func TestFaultsEAGAINBounded(t *testing.T) {
 			})
 		}
 	}
+}
+
+// kernelLog is a sysCaller that records the calls reaching it, as the
+// kernel would get them (raw or not).
+type kernelLog struct {
+	inner sysCaller
+	mu    sync.Mutex
+	calls []sysCall // without their buffers
+}
+
+func (k *kernelLog) call(c sysCall) (int, error) {
+	k.mu.Lock()
+	logged := c
+	logged.buf = nil
+	k.calls = append(k.calls, logged)
+	k.mu.Unlock()
+	return k.inner.call(c)
+}
+
+func (k *kernelLog) made() []sysCall {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return append([]sysCall(nil), k.calls...)
+}
+
+// underFaults puts a kernelLog between s's fault decorator and the
+// kernel, before s serves anything.
+func underFaults(t *testing.T, s *Scheduler) *kernelLog {
+	t.Helper()
+	fc, ok := s.calls.(faultCaller)
+	require.True(t, ok, "Options.Faults decorates the callers' system calls: %T", s.calls)
+	k := &kernelLog{inner: fc.inner}
+	fc.inner = k
+	s.calls = fc
+	return k
+}
+
+// TestFaultsReachPageCacheHits: a read the page cache holds, made while
+// the File's reads hit, is a raw preadv2(RWF_NOWAIT) under faults as
+// without them, and the injector sees each attempt on PathPageCache:
+// Short shortens the raw call, Errno fails it before the kernel.
+func TestFaultsReachPageCacheHits(t *testing.T) {
+	const size = 4 * blockSize
+	content := make([]byte, size)
+	fill(content, 3)
+	path := t.TempDir() + "/cached"
+	require.NoError(t, os.WriteFile(path, content, 0o644))
+	osf, err := os.Open(path)
+	require.NoError(t, err)
+	defer osf.Close()
+	_, err = io.ReadFull(osf, make([]byte, size)) // now cached
+	require.NoError(t, err)
+
+	var n atomic.Int32
+	inj := &faultLog{fn: func(a Attempt) Fault {
+		switch n.Add(1) {
+		case 2:
+			return Fault{Short: blockSize}
+		case 3:
+			return Fault{Errno: unix.EIO}
+		}
+		return Fault{}
+	}}
+	s := newSched(t, Blocking, Options{Faults: inj})
+	kernel := underFaults(t, s)
+	f, err := s.Open(int(osf.Fd()), path)
+	require.NoError(t, err)
+	defer f.Close()
+
+	buf := make([]byte, 2*blockSize)
+	got, err := f.ReadAtNowait(buf, blockSize) // 1: a hit
+	if NowaitRefused(err) || err == unix.EAGAIN {
+		t.Skipf("no page-cache hit with RWF_NOWAIT here: %v", err)
+	}
+	require.NoError(t, err)
+	require.Equal(t, len(buf), got)
+	require.Equal(t, content[blockSize:3*blockSize], buf)
+	require.False(t, f.Missed())
+
+	got, err = f.ReadAtNowait(buf, 0) // 2: shortened
+	require.NoError(t, err)
+	require.Equal(t, blockSize, got)
+	require.Equal(t, content[:blockSize], buf[:got])
+
+	got, err = f.ReadAtNowait(buf, 0) // 3: failed before the kernel
+	require.Equal(t, unix.EIO, err)
+	require.Zero(t, got)
+
+	inj.mu.Lock()
+	attempts := append([]Attempt(nil), inj.attempts...)
+	inj.mu.Unlock()
+	require.Len(t, attempts, 3)
+	for _, a := range attempts {
+		require.Equal(t, PathPageCache, a.Path)
+		require.Equal(t, OpRead, a.Op)
+		require.Equal(t, uint32(unix.RWF_NOWAIT), a.Flags&unix.RWF_NOWAIT)
+		require.Equal(t, len(buf), a.Len)
+	}
+	made := kernel.made()
+	require.Len(t, made, 2, "the injected EIO made no system call")
+	for _, c := range made {
+		require.True(t, c.raw, "a hit under faults is the raw call production makes: %+v", c)
+		require.Equal(t, SysPreadv2, c.syscall())
+	}
+}
+
+// TestFaultsReachInMemoryCopies: a File on tmpfs is read and written by a
+// copy on its caller, without a request, under faults as without them;
+// the injector sees each attempt on PathCaller, and a short transfer is
+// continued by the copy itself.
+func TestFaultsReachInMemoryCopies(t *testing.T) {
+	const dir = "/dev/shm"
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil || st.Type != unix.TMPFS_MAGIC {
+		t.Skipf("%s is not a tmpfs (%v)", dir, err)
+	}
+	osf, err := os.CreateTemp(dir, "diskio-copy-")
+	require.NoError(t, err)
+	t.Cleanup(func() { osf.Close(); os.Remove(osf.Name()) })
+	content := make([]byte, 4*blockSize)
+	fill(content, 5)
+	_, err = osf.WriteAt(content, 0)
+	require.NoError(t, err)
+
+	inj := &faultLog{fn: func(a Attempt) Fault {
+		if a.Retry == 0 {
+			return Fault{Short: blockSize}
+		}
+		return Fault{}
+	}}
+	s := newSched(t, Blocking, Options{Faults: inj})
+	kernel := underFaults(t, s)
+	f, err := s.Open(int(osf.Fd()), osf.Name())
+	require.NoError(t, err)
+	defer f.Close()
+	require.True(t, f.inMemory)
+
+	buf := make([]byte, 2*blockSize)
+	got, err := f.ReadAt(buf, blockSize)
+	require.NoError(t, err)
+	require.Equal(t, len(buf), got)
+	require.Equal(t, content[blockSize:3*blockSize], buf)
+	w := make([]byte, 2*blockSize)
+	fill(w, 6)
+	got, err = f.WriteAt(w, 2*blockSize)
+	require.NoError(t, err)
+	require.Equal(t, len(w), got)
+
+	require.Zero(t, s.Stats().Inline, "no request: the copies served both")
+	inj.mu.Lock()
+	attempts := append([]Attempt(nil), inj.attempts...)
+	inj.mu.Unlock()
+	want := []Attempt{
+		{Op: OpRead, Fd: int32(osf.Fd()), Off: blockSize, Len: 2 * blockSize, Retry: 0, Path: PathCaller},
+		{Op: OpRead, Fd: int32(osf.Fd()), Off: 2 * blockSize, Len: blockSize, Retry: 1, Path: PathCaller},
+		{Op: OpWrite, Fd: int32(osf.Fd()), Off: 2 * blockSize, Len: 2 * blockSize, Retry: 0, Path: PathCaller},
+		{Op: OpWrite, Fd: int32(osf.Fd()), Off: 3 * blockSize, Len: blockSize, Retry: 1, Path: PathCaller},
+	}
+	require.Equal(t, want, attempts)
+	var calls []Syscall
+	for _, c := range kernel.made() {
+		calls = append(calls, c.syscall())
+	}
+	require.Equal(t, []Syscall{SysPread, SysPread, SysPwrite, SysPwrite}, calls)
+	back, err := os.ReadFile(osf.Name())
+	require.NoError(t, err)
+	require.Equal(t, w, back[2*blockSize:])
 }

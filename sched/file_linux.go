@@ -158,7 +158,7 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) { return f.transfer(OpRe
 // do makes the rest.
 func (f *File) transfer(op Op, p []byte, off int64, rwf uint32) (int, error) {
 	done := 0
-	if rwf == 0 && f.inMemory && f.s.bare {
+	if rwf == 0 && f.inMemory {
 		var err error
 		if done, err = f.copyInMemory(op, p, off); err == nil {
 			return done, nil
@@ -170,29 +170,39 @@ func (f *File) transfer(op Op, p []byte, off int64, rwf uint32) (int, error) {
 }
 
 // copyInMemory reads or writes p at off on a File whose data lives in
-// memory, as a page-cache hit is served: on the caller, with no request,
-// counted only where page-cache hits are (a Tracer's records, which this
-// path is not taken with, as it is not with faults). It stops at the end
-// of the file (a read) and at the first error, which it leaves for the
-// scheduler's path to make again and report, from done.
+// memory, as a page-cache hit is served: on the caller, with no request
+// and outside the statistics, its system calls through the scheduler's
+// calls (PathCaller; the attempts counted from 0), and for a Tracer an
+// inline request. It stops at the end of the file (a read) and at the
+// first error, which it leaves for the scheduler's path to make again
+// (a request, whose attempts count from 0 again) and report, from done.
 func (f *File) copyInMemory(op Op, p []byte, off int64) (done int, err error) {
-	if f.s.state.Load()&stateClosed != 0 {
+	s := f.s
+	if s.state.Load()&stateClosed != 0 {
 		return 0, ErrClosed
 	}
+	var start int64
+	if s.tracer != nil {
+		start = Now()
+	}
+	c := sysCall{op: op, path: PathCaller, fd: f.fd}
 	for done < len(p) {
-		var n int
-		if op == OpRead {
-			n, err = sys.Pread(int(f.fd), p[done:], off+int64(done))
-		} else {
-			n, err = sys.Pwrite(int(f.fd), p[done:], off+int64(done))
-		}
+		c.buf, c.off = p[done:], off+int64(done)
+		n, err := s.calls.call(c)
+		c.retry++
 		if err != nil || n == 0 {
 			if op == OpRead && err == nil {
-				return done, nil // end of file
+				break // end of file
 			}
 			return done, errInMemory
 		}
 		done += n
+	}
+	if s.tracer != nil {
+		end := Now()
+		s.tracer.RequestDone(RequestEvent{Op: op, Fd: f.fd, Off: off, Len: len(p), Backend: s.backend,
+			Inline: true, Submits: c.retry, N: done,
+			Enqueue: start, Submit: start, Complete: end, Resume: end})
 	}
 	return done, nil
 }

@@ -5,7 +5,6 @@ package sched
 import (
 	"io"
 	"syscall"
-	"time"
 
 	"github.com/diskio-go/diskio/internal/sys"
 
@@ -28,38 +27,25 @@ import (
 // RWF_NOWAIT cannot be used on the file at all: use ReadAt. EINTR is
 // retried. The error is a bare syscall.Errno.
 //
-// With Options.Faults, the injector sees each attempt (Path
-// PathPageCache, Flags RWF_NOWAIT): Errno fails it without a system call,
-// Short shortens it. With a Tracer, it reports a SysPreadv2 call and,
-// unless the attempt found nothing (EAGAIN) or was refused, an inline
-// request with Nowait set; so a trace counts each read once, as a
-// page-cache hit or as the request that went on through the ring (a
-// partial hit: both).
+// Its system call goes through the scheduler's calls (syscall_linux.go):
+// with Options.Faults, the injector sees each attempt (Path
+// PathPageCache, Flags RWF_NOWAIT), the raw ones included: Errno fails
+// it without a system call, Short shortens it. With a Tracer, it reports
+// a SysPreadv2 call and, unless the attempt found nothing (EAGAIN) or was
+// refused, an inline request with Nowait set; so a trace counts each read
+// once, as a page-cache hit or as the request that went on through the
+// ring (a partial hit: both).
 //
 // While the File's attempts hit (Missed is false), one of up to
 // rawNowaitMax bytes is made as a raw system call, which the runtime
 // never hands off to another thread; after a miss, which submits the
 // kernel's read-ahead from the calling thread and can sleep there, they
-// are ordinary ones until the next hit.
+// are ordinary ones until the next hit. The route is the same with and
+// without an injector or a Tracer.
 func (f *File) ReadAtNowait(p []byte, off int64) (int, error) {
-	s := f.s
-	if !f.missed.Load() && s.bare && uint(len(p)-1) < rawNowaitMax {
-		// The common case, a hit with nothing to report: no clock,
-		// no hooks, the iovec on the stack, one raw system call (see
-		// nowait for the general case), so that a hit costs little
-		// more than the preadv2 (BenchmarkPageCacheHit in the root
-		// package; docs/2026-11-28-design-figures.md).
-		if s.state.Load()&stateClosed != 0 {
-			return 0, ErrClosed
-		}
-		n, err := sys.RawPreadv2(int(f.fd), p, off, 0)
-		if err == unix.EAGAIN {
-			f.missed.Store(true)
-		}
-		return n, err
-	}
-	n, err := s.nowait(OpRead, f.fd, p, off, 0, !f.missed.Load())
-	if miss := err == unix.EAGAIN; miss != f.missed.Load() {
+	missed := f.missed.Load()
+	n, err := f.s.nowait(OpRead, f.fd, p, off, 0, !missed)
+	if miss := err == unix.EAGAIN; miss != missed {
 		f.missed.Store(miss) // only on a change: many readers share the line
 	}
 	return n, err
@@ -110,72 +96,29 @@ func NowaitRefused(err error) bool {
 	return false
 }
 
-func (s *Scheduler) nowait(op Op, fd int32, p []byte, off int64, rwf uint32, raw bool) (int, error) {
+// nowait makes a page-cache attempt of op (preadv2 or pwritev2 with
+// rwf|RWF_NOWAIT) on the caller's goroutine; expectHit makes a small read
+// raw (rawNowaitMax).
+func (s *Scheduler) nowait(op Op, fd int32, p []byte, off int64, rwf uint32, expectHit bool) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
 	if s.state.Load()&stateClosed != 0 {
 		return 0, ErrClosed
 	}
-	flags := rwf | unix.RWF_NOWAIT
 	var start int64
 	if s.tracer != nil {
 		start = Now()
 	}
-	var submits int32
-	var n int
-	var err error
-	for {
-		b := p
-		var errno syscall.Errno
-		var f Fault
-		if s.faults != nil {
-			f = s.faults.Fault(Attempt{Op: op, Fd: fd, Off: off, Len: len(p), Flags: flags, Retry: submits, Path: PathPageCache})
-			errno = f.Errno
-			if f.Short > 0 && f.Short < len(b) {
-				b = b[:f.Short]
-			}
-		}
-		submits++
-		if errno == 0 {
-			var e error
-			switch {
-			case op == OpWrite:
-				n, e = sys.Pwritev2(int(fd), b, off, int(flags))
-			case raw && len(b) <= rawNowaitMax:
-				n, e = sys.RawPreadv2(int(fd), b, off, int(flags))
-			default:
-				n, e = sys.Preadv2(int(fd), b, off, int(flags))
-			}
-			if e != nil {
-				errno = e.(syscall.Errno)
-			}
-		}
-		if f.Delay > 0 {
-			time.Sleep(f.Delay)
-		}
-		if errno == unix.EINTR {
-			continue // injected: package sys retries the kernel's
-		}
-		if errno != 0 {
-			n, err = 0, errno
-		}
-		break
-	}
-	if s.tracer != nil {
-		call := SysPreadv2
-		if op == OpWrite {
-			call = SysPwritev2
-		}
+	c := sysCall{op: op, path: PathPageCache, fd: fd, rwf: rwf | unix.RWF_NOWAIT, off: off, buf: p,
+		raw: op == OpRead && expectHit && len(p) <= rawNowaitMax}
+	n, err := callIgnoringEINTR(s.calls, &c)
+	if s.tracer != nil && err != unix.EAGAIN && !NowaitRefused(err) {
+		// EAGAIN or a refusal is not a request of its own: the caller
+		// sends it on through ReadAt or WriteAt, which reports it.
 		end := Now()
-		s.tracer.SyscallDone(SyscallEvent{Call: call, Start: start, End: end, Submitted: 1, Reaped: 1})
-		if err == unix.EAGAIN || NowaitRefused(err) {
-			// Not a request of its own: the caller sends it on
-			// through ReadAt or WriteAt, which reports it.
-			return n, err
-		}
 		s.tracer.RequestDone(RequestEvent{Op: op, Fd: fd, Off: off, Len: len(p), Backend: s.backend,
-			Inline: true, Nowait: true, Submits: submits, N: n, Err: err,
+			Inline: true, Nowait: true, Submits: c.retry + 1, N: n, Err: err,
 			Enqueue: start, Submit: start, Complete: end, Resume: end})
 	}
 	return n, err
@@ -203,11 +146,13 @@ const rawNowaitMax = 64 << 10
 // progress ends with io.ErrShortWrite; a kernel error is a bare
 // syscall.Errno, with the count written before it.
 //
-// With Options.Faults, the injector sees each attempt on the caller's
-// goroutine; with a Tracer, it reports a SysPwrite (or SysPwritev2) call
-// and an inline request, as ReadAtNowait does for its hits.
+// Its system calls go through the scheduler's calls (syscall_linux.go):
+// with Options.Faults, the injector sees each attempt (Path
+// PathPageCache); with a Tracer, each is a SysPwrite (or SysPwritev2)
+// call, and the whole an inline request, as ReadAtNowait reports its
+// hits.
 func (f *File) WriteAtInline(p []byte, off int64, rwf uint32) (int, error) {
-	s, fd := f.s, int(f.fd)
+	s := f.s
 	if s.state.Load()&stateClosed != 0 {
 		return 0, ErrClosed
 	}
@@ -215,49 +160,25 @@ func (f *File) WriteAtInline(p []byte, off int64, rwf uint32) (int, error) {
 	if s.tracer != nil {
 		start = Now()
 	}
-	var submits int32
+	c := sysCall{op: OpWrite, path: PathPageCache, fd: f.fd, rwf: rwf}
 	done := 0
 	var err error
 	for done < len(p) {
-		b := p[done:]
-		at := off
+		c.buf, c.off = p[done:], off
 		if off >= 0 {
-			at += int64(done)
+			c.off += int64(done)
 		}
-		var errno syscall.Errno
-		var f Fault
-		if s.faults != nil {
-			f = s.faults.Fault(Attempt{Op: OpWrite, Fd: int32(fd), Off: at, Len: len(b), Flags: rwf, Retry: submits, Path: PathPageCache})
-			errno = f.Errno
-			if f.Short > 0 && f.Short < len(b) {
-				b = b[:f.Short]
-			}
-		}
-		submits++
-		n := 0
-		if errno == 0 {
-			var e error
-			if rwf == 0 && at >= 0 {
-				n, e = sys.Pwrite(fd, b, at)
-			} else {
-				n, e = sys.Pwritev2(fd, b, at, int(rwf))
-			}
-			if e != nil {
-				errno = e.(syscall.Errno)
-			}
-		}
-		if f.Delay > 0 {
-			time.Sleep(f.Delay)
-		}
-		if errno == unix.EINTR || errno == unix.EAGAIN && submits < sys.AgainLimit {
+		n, e := s.calls.call(c)
+		c.retry++
+		if e == unix.EINTR || e == unix.EAGAIN && c.retry < sys.AgainLimit {
 			// EINTR: injected (package sys retries the kernel's).
 			// EAGAIN: a descriptor in non-blocking mode, or an
 			// injected fault; a regular file's write does not say it
 			// otherwise.
 			continue
 		}
-		if errno != 0 {
-			err = errno
+		if e != nil {
+			err = e
 			break
 		}
 		if n <= 0 {
@@ -267,14 +188,9 @@ func (f *File) WriteAtInline(p []byte, off int64, rwf uint32) (int, error) {
 		done += n
 	}
 	if s.tracer != nil {
-		call := SysPwrite
-		if rwf != 0 || off < 0 {
-			call = SysPwritev2
-		}
 		end := Now()
-		s.tracer.SyscallDone(SyscallEvent{Call: call, Start: start, End: end, Submitted: 1, Reaped: 1})
-		s.tracer.RequestDone(RequestEvent{Op: OpWrite, Fd: int32(fd), Off: off, Len: len(p), Backend: s.backend,
-			Inline: true, Submits: submits, N: done, Err: err,
+		s.tracer.RequestDone(RequestEvent{Op: OpWrite, Fd: f.fd, Off: off, Len: len(p), Backend: s.backend,
+			Inline: true, Submits: c.retry, N: done, Err: err,
 			Enqueue: start, Submit: start, Complete: end, Resume: end})
 	}
 	return done, err

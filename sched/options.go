@@ -49,7 +49,8 @@ type Options struct {
 	NoInline bool
 	// Tracer, if set, receives every system call and every request's
 	// timeline (see Tracer). Without one the scheduler reads the clock
-	// only once per batch, for its statistics (Stats).
+	// only once per batch, for its statistics (Stats). It changes no
+	// path a request takes.
 	Tracer Tracer
 	// FixedBuffers is the size of the memory registered with io_uring as
 	// a fixed buffer (default 16 MiB, or 4 MiB where RLIMIT_MEMLOCK
@@ -77,7 +78,7 @@ type Options struct {
 	IOWQMaxWorkers int
 	// Faults, if set, injects failures into every attempt a request
 	// makes, on every path it takes (Path): between the loop and the
-	// kernel queue, and before the system calls made on callers. For
+	// kernel queue, and between callers and their system calls. For
 	// tests (see FaultInjector); it changes no path a request takes.
 	Faults FaultInjector
 

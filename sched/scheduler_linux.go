@@ -56,12 +56,10 @@ type Scheduler struct {
 	workOnCaller bool // what io_uring would hand to a worker runs on its caller
 	tracer       Tracer
 
-	ringUnlink bool          // the ring has IORING_OP_UNLINKAT (Unlinkat); set before New returns
-	faults     FaultInjector // Options.Faults, for the page-cache attempts (nowait_linux.go)
-	// bare: no Tracer and no FaultInjector, so a call served on its
-	// caller (a page-cache hit, a file in memory) is one system call with
-	// nothing around it; otherwise it takes the instrumented route.
-	bare bool
+	ringUnlink bool // the ring has IORING_OP_UNLINKAT (Unlinkat); set before New returns
+	// calls makes the system calls of callers' goroutines, with
+	// Options.Faults and Options.Tracer as decorators (syscall_linux.go).
+	calls sysCaller
 
 	stats stats // stats_linux.go
 
@@ -135,8 +133,7 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 	if opts.Entries <= 0 {
 		opts.Entries = defaultEntries(b)
 	}
-	s := &Scheduler{backend: b, exited: make(chan struct{}), noInline: opts.NoInline, tracer: opts.Tracer, faults: opts.Faults}
-	s.bare = opts.Tracer == nil && opts.Faults == nil
+	s := &Scheduler{backend: b, exited: make(chan struct{}), noInline: opts.NoInline, tracer: opts.Tracer, calls: newSysCaller(opts)}
 	s.syncOnCaller = !s.noInline && !opts.Classes.Off && b != Blocking
 	s.workOnCaller = !s.noInline && b == URing
 	n := maxInline

@@ -49,10 +49,13 @@ type RequestEvent struct {
 // Tracer receives the scheduler's events. With no Tracer the scheduler
 // reads no clocks for the Tracer (it reads them once per batch for its
 // statistics) and makes no calls. SyscallDone is called on the loop
-// goroutine, or on a caller's goroutine for blocking and inline requests
-// and for eventfd writes; RequestDone on the caller's goroutine. A Tracer
-// must be safe for concurrent use, must not block, and must not keep the
-// event's error beyond the call if it is to stay allocation-free.
+// goroutine, or on a caller's goroutine for the system calls made there
+// (blocking and inline requests, page-cache attempts, the copies of a
+// File in memory; each attempt one call, an injected fault's included)
+// and for eventfd writes; RequestDone on the caller's goroutine. A
+// request takes the same route with a Tracer as without. A Tracer must be
+// safe for concurrent use, must not block, and must not keep the event's
+// error beyond the call if it is to stay allocation-free.
 type Tracer interface {
 	SyscallDone(ev SyscallEvent)
 	RequestDone(ev RequestEvent)

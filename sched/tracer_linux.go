@@ -7,13 +7,13 @@ const (
 	SysIOSubmit                    // io_submit
 	SysIOGetevents                 // io_getevents (waiting; reaping from the AIO ring is not a system call)
 	SysEventfdWrite                // a producer waking the sleeping loop
-	SysPread                       // blocking backend or the idle fast path
+	SysPread                       // on the caller: blocking backend, the idle fast path, a File in memory
 	SysPwrite
 	SysFsync
 	SysFdatasync
 	SysFallocate
 	SysPreadv2  // a page-cache read with RWF_NOWAIT, on the caller's goroutine (ReadAtNowait)
-	SysPwritev2 // a page-cache write with RWF_NOWAIT (WriteAtNowait)
+	SysPwritev2 // on the caller, a write with RWF_* flags (RWF_NOWAIT: WriteAtNowait) or at the descriptor's offset
 	SysUnlinkat
 )
 

@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/diskio-go/diskio/internal/sys"
 )
 
 // Unlinkat removes path, relative to the directory dirfd (unix.AT_FDCWD:
@@ -23,7 +21,7 @@ import (
 // (Options.IOWQMaxWorkers; the others wait parked); with Options.NoInline
 // it is IORING_OP_UNLINKAT on one of the ring's worker threads. Where the
 // ring has no such operation (the opcode probe New makes says so), and on
-// the other backends, it is the system call on the caller.
+// the other backends, it is the system call on the caller (PathCaller).
 func (s *Scheduler) Unlinkat(dirfd int, path string, flags int) error {
 	if strings.IndexByte(path, 0) >= 0 {
 		return unix.EINVAL
@@ -35,5 +33,7 @@ func (s *Scheduler) Unlinkat(dirfd int, path string, flags int) error {
 		r.buf = append(r.buf, 0)
 		return s.doErr(r)
 	}
-	return sys.Unlinkat(dirfd, path, flags)
+	c := sysCall{op: OpUnlink, path: PathCaller, fd: int32(dirfd), mode: uint32(flags), buf: append([]byte(path), 0)}
+	_, err := callIgnoringEINTR(s.calls, &c)
+	return err
 }

@@ -1,0 +1,158 @@
+//go:build linux
+
+package sched
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/sys"
+)
+
+// The system calls made on callers' goroutines (every path but PathQueue:
+// the idle fast path and the other places of caller_linux.go, the
+// blocking backend, the page-cache attempts, the copies of a File in
+// memory) go through one sysCaller, the Scheduler's calls. Its default is
+// kernelCaller, the plain calls of package sys; Options.Faults wraps it
+// in a faultCaller and Options.Tracer in a tracedCaller, as Pebble's
+// errorfs wraps a vfs.FS. So a path is the same code with and without
+// them, and none of them tests whether there is an injector or a tracer.
+
+// sysCall is one system call made on a caller's goroutine: its
+// arguments, and for a FaultInjector, where it runs and how many
+// attempts of its request came before it.
+type sysCall struct {
+	op    Op
+	path  Path
+	raw   bool  // a read expected to hit the page cache: made raw (see rawNowaitMax); implies RWF_NOWAIT
+	retry int32 // Attempt.Retry
+	fd    int32 // unlinkat's directory for OpUnlink
+	// rwf: the RWF_* flags of preadv2 or pwritev2 (RWF_NOWAIT for a
+	// page-cache attempt); a read or write with none, at an offset, is
+	// pread64 or pwrite64.
+	rwf  uint32
+	mode uint32 // fallocate's mode; unlinkat's flags
+	off  int64  // a read or write's offset (-1: the descriptor's, pwritev2); fallocate's
+	size int64  // fallocate's length
+	buf  []byte // a read or write's memory; OpUnlink's NUL-terminated path
+}
+
+// sysCall is r's next attempt on path: what it has left to transfer.
+func (r *request) sysCall(path Path) sysCall {
+	c := sysCall{op: r.op, path: path, retry: r.submits, fd: r.fd, rwf: r.rwf, mode: r.mode,
+		off: r.off + int64(r.done), size: r.size, buf: r.buf}
+	if r.op == OpRead || r.op == OpWrite {
+		c.buf = r.remaining()
+	}
+	return c
+}
+
+// syscall is the system call c makes.
+func (c *sysCall) syscall() Syscall {
+	switch c.op {
+	case OpRead:
+		if c.rwf != 0 || c.raw {
+			return SysPreadv2
+		}
+		return SysPread
+	case OpWrite:
+		if c.rwf != 0 || c.off < 0 {
+			return SysPwritev2
+		}
+		return SysPwrite
+	case OpFsync:
+		return SysFsync
+	case OpFdatasync:
+		return SysFdatasync
+	case OpFallocate:
+		return SysFallocate
+	}
+	return SysUnlinkat
+}
+
+// attempt is c as a FaultInjector sees it.
+func (c *sysCall) attempt() Attempt {
+	a := Attempt{Op: c.op, Fd: c.fd, Off: c.off, Flags: c.rwf, Retry: c.retry, Path: c.path}
+	switch c.op {
+	case OpRead, OpWrite:
+		a.Len = len(c.buf)
+	case OpFallocate:
+		a.Len = int(c.size)
+	}
+	return a
+}
+
+// sysCaller makes the system calls of callers' goroutines. call makes c
+// once and returns what the kernel (or a fault) said: a count, and a
+// bare syscall.Errno or nil. EINTR from the kernel is retried below it
+// (package sys); an EINTR it returns is an injected one, which the caller
+// retries as it would the kernel's.
+type sysCaller interface {
+	call(c sysCall) (int, error)
+}
+
+// kernelCaller makes the calls: package sys's, raw where sysCall says.
+type kernelCaller struct{}
+
+func (kernelCaller) call(c sysCall) (int, error) {
+	fd := int(c.fd)
+	switch c.syscall() {
+	case SysPreadv2:
+		if c.raw {
+			return sys.RawPreadv2(fd, c.buf, c.off, int(c.rwf))
+		}
+		return sys.Preadv2(fd, c.buf, c.off, int(c.rwf))
+	case SysPread:
+		return sys.Pread(fd, c.buf, c.off)
+	case SysPwritev2:
+		return sys.Pwritev2(fd, c.buf, c.off, int(c.rwf))
+	case SysPwrite:
+		return sys.Pwrite(fd, c.buf, c.off)
+	case SysFsync:
+		return 0, sys.Fsync(fd)
+	case SysFdatasync:
+		return 0, sys.Fdatasync(fd)
+	case SysFallocate:
+		return 0, sys.Fallocate(fd, c.mode, c.off, c.size)
+	}
+	return 0, sys.Unlinkat(fd, string(c.buf[:len(c.buf)-1]), int(c.mode))
+}
+
+// tracedCaller reports each call to a Tracer (SyscallDone), faults
+// included: the time the caller spent in it, as the caller saw it.
+type tracedCaller struct {
+	inner  sysCaller
+	tracer Tracer
+}
+
+func (t tracedCaller) call(c sysCall) (int, error) {
+	start := Now()
+	n, err := t.inner.call(c)
+	t.tracer.SyscallDone(SyscallEvent{Call: c.syscall(), Start: start, End: Now(), Submitted: 1, Reaped: 1})
+	return n, err
+}
+
+// newSysCaller returns the calls opts asks for: the kernel's, with
+// opts.Faults injected and then opts.Tracer told.
+func newSysCaller(opts Options) sysCaller {
+	var c sysCaller = kernelCaller{}
+	if opts.Faults != nil {
+		c = faultCaller{inner: c, inj: opts.Faults}
+	}
+	if opts.Tracer != nil {
+		c = tracedCaller{inner: c, tracer: opts.Tracer}
+	}
+	return c
+}
+
+// callIgnoringEINTR makes c until it returns something other than EINTR
+// (an injected one: package sys retries the kernel's), counting the
+// attempts before the last in c.retry.
+func callIgnoringEINTR(calls sysCaller, c *sysCall) (int, error) {
+	for {
+		n, err := calls.call(*c)
+		if err != unix.EINTR {
+			return n, err
+		}
+		c.retry++
+	}
+}
