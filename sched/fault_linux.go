@@ -139,7 +139,7 @@ type faultCaller struct {
 	inj   FaultInjector
 }
 
-func (fc faultCaller) call(c sysCall) (int, error) {
+func (fc *faultCaller) call(c sysCall) (int, error) {
 	f := fc.inj.Fault(c.attempt())
 	var n int
 	var err error

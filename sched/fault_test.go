@@ -271,11 +271,10 @@ func (k *kernelLog) made() []sysCall {
 // kernel, before s serves anything.
 func underFaults(t *testing.T, s *Scheduler) *kernelLog {
 	t.Helper()
-	fc, ok := s.calls.(faultCaller)
+	fc, ok := s.calls.(*faultCaller)
 	require.True(t, ok, "Options.Faults decorates the callers' system calls: %T", s.calls)
 	k := &kernelLog{inner: fc.inner}
 	fc.inner = k
-	s.calls = fc
 	return k
 }
 

@@ -43,10 +43,33 @@ import (
 // are ordinary ones until the next hit. The route is the same with and
 // without an injector or a Tracer.
 func (f *File) ReadAtNowait(p []byte, off int64) (int, error) {
+	s := f.s
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if s.state.Load()&stateClosed != 0 {
+		return 0, ErrClosed
+	}
+	var start int64
+	if s.tracer != nil {
+		start = Now()
+	}
+	// The call is made here, not in a helper shared with
+	// WriteAtNowait: on a hit, what runs around the preadv2 is most of
+	// what diskio adds to it (BenchmarkPageCacheHit in the root package).
 	missed := f.missed.Load()
-	n, err := f.s.nowait(OpRead, f.fd, p, off, 0, !missed)
+	c := sysCall{op: OpRead, path: PathPageCache, fd: f.fd, rwf: unix.RWF_NOWAIT, off: off, buf: p,
+		raw: !missed && len(p) <= rawNowaitMax}
+	n, err := s.calls.call(c)
+	for err == unix.EINTR { // injected: package sys retries the kernel's
+		c.retry++
+		n, err = s.calls.call(c)
+	}
 	if miss := err == unix.EAGAIN; miss != missed {
 		f.missed.Store(miss) // only on a change: many readers share the line
+	}
+	if s.tracer != nil {
+		s.traceNowait(&c, start, n, err)
 	}
 	return n, err
 }
@@ -64,12 +87,27 @@ func (f *File) Missed() bool { return f.missed.Load() }
 // a system call: they would all be on the same kind of filesystem more
 // often than not, and each refusal costs a failed call.
 func (f *File) WriteAtNowait(p []byte, off int64, rwf uint32) (int, error) {
-	if e := f.s.nowaitWriteRefusal.Load(); e != 0 {
+	s := f.s
+	if e := s.nowaitWriteRefusal.Load(); e != 0 {
 		return 0, syscall.Errno(e)
 	}
-	n, err := f.s.nowait(OpWrite, f.fd, p, off, rwf, false)
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if s.state.Load()&stateClosed != 0 {
+		return 0, ErrClosed
+	}
+	var start int64
+	if s.tracer != nil {
+		start = Now()
+	}
+	c := sysCall{op: OpWrite, path: PathPageCache, fd: f.fd, rwf: rwf | unix.RWF_NOWAIT, off: off, buf: p}
+	n, err := callIgnoringEINTR(s.calls, &c)
 	if errno, ok := err.(syscall.Errno); ok && NowaitRefused(errno) {
-		f.s.nowaitWriteRefusal.Store(uint32(errno))
+		s.nowaitWriteRefusal.Store(uint32(errno))
+	}
+	if s.tracer != nil {
+		s.traceNowait(&c, start, n, err)
 	}
 	return n, err
 }
@@ -96,32 +134,18 @@ func NowaitRefused(err error) bool {
 	return false
 }
 
-// nowait makes a page-cache attempt of op (preadv2 or pwritev2 with
-// rwf|RWF_NOWAIT) on the caller's goroutine; expectHit makes a small read
-// raw (rawNowaitMax).
-func (s *Scheduler) nowait(op Op, fd int32, p []byte, off int64, rwf uint32, expectHit bool) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
+// traceNowait reports c, a page-cache attempt begun at start, to the
+// Tracer as an inline request, unless it found nothing (EAGAIN) or was
+// refused: then it is not a request of its own, and the caller sends it
+// on through ReadAt or WriteAt, which reports it.
+func (s *Scheduler) traceNowait(c *sysCall, start int64, n int, err error) {
+	if err == unix.EAGAIN || NowaitRefused(err) {
+		return
 	}
-	if s.state.Load()&stateClosed != 0 {
-		return 0, ErrClosed
-	}
-	var start int64
-	if s.tracer != nil {
-		start = Now()
-	}
-	c := sysCall{op: op, path: PathPageCache, fd: fd, rwf: rwf | unix.RWF_NOWAIT, off: off, buf: p,
-		raw: op == OpRead && expectHit && len(p) <= rawNowaitMax}
-	n, err := callIgnoringEINTR(s.calls, &c)
-	if s.tracer != nil && err != unix.EAGAIN && !NowaitRefused(err) {
-		// EAGAIN or a refusal is not a request of its own: the caller
-		// sends it on through ReadAt or WriteAt, which reports it.
-		end := Now()
-		s.tracer.RequestDone(RequestEvent{Op: op, Fd: fd, Off: off, Len: len(p), Backend: s.backend,
-			Inline: true, Nowait: true, Submits: c.retry + 1, N: n, Err: err,
-			Enqueue: start, Submit: start, Complete: end, Resume: end})
-	}
-	return n, err
+	end := Now()
+	s.tracer.RequestDone(RequestEvent{Op: c.op, Fd: c.fd, Off: c.off, Len: len(c.buf), Backend: s.backend,
+		Inline: true, Nowait: true, Submits: c.retry + 1, N: n, Err: err,
+		Enqueue: start, Submit: start, Complete: end, Resume: end})
 }
 
 // rawNowaitMax is the largest page-cache attempt made without telling the

@@ -93,13 +93,13 @@ type sysCaller interface {
 // kernelCaller makes the calls: package sys's, raw where sysCall says.
 type kernelCaller struct{}
 
-func (kernelCaller) call(c sysCall) (int, error) {
+func (*kernelCaller) call(c sysCall) (int, error) {
 	fd := int(c.fd)
+	if c.raw {
+		return sys.RawPreadv2(fd, c.buf, c.off, int(c.rwf))
+	}
 	switch c.syscall() {
 	case SysPreadv2:
-		if c.raw {
-			return sys.RawPreadv2(fd, c.buf, c.off, int(c.rwf))
-		}
 		return sys.Preadv2(fd, c.buf, c.off, int(c.rwf))
 	case SysPread:
 		return sys.Pread(fd, c.buf, c.off)
@@ -124,7 +124,7 @@ type tracedCaller struct {
 	tracer Tracer
 }
 
-func (t tracedCaller) call(c sysCall) (int, error) {
+func (t *tracedCaller) call(c sysCall) (int, error) {
 	start := Now()
 	n, err := t.inner.call(c)
 	t.tracer.SyscallDone(SyscallEvent{Call: c.syscall(), Start: start, End: Now(), Submitted: 1, Reaped: 1})
@@ -134,12 +134,12 @@ func (t tracedCaller) call(c sysCall) (int, error) {
 // newSysCaller returns the calls opts asks for: the kernel's, with
 // opts.Faults injected and then opts.Tracer told.
 func newSysCaller(opts Options) sysCaller {
-	var c sysCaller = kernelCaller{}
+	var c sysCaller = &kernelCaller{}
 	if opts.Faults != nil {
-		c = faultCaller{inner: c, inj: opts.Faults}
+		c = &faultCaller{inner: c, inj: opts.Faults}
 	}
 	if opts.Tracer != nil {
-		c = tracedCaller{inner: c, tracer: opts.Tracer}
+		c = &tracedCaller{inner: c, tracer: opts.Tracer}
 	}
 	return c
 }
