@@ -7,9 +7,9 @@ import "golang.org/x/sys/unix"
 // blockingDo performs r with plain system calls on the caller's goroutine:
 // the runtime parks an OS thread per call in flight, exactly as os.File
 // does. It is the baseline and the last fallback. Each attempt goes
-// through calls (PathCaller), where Options.Faults and Options.Tracer
-// see it.
-func blockingDo(r *request, calls sysCaller) {
+// through the scheduler's calls (PathCaller), where Options.Faults and
+// Options.Tracer see it.
+func (s *Scheduler) blockingDo(r *request) {
 	if r.op == OpNop {
 		r.submits++
 		return
@@ -17,7 +17,7 @@ func blockingDo(r *request, calls sysCaller) {
 	for {
 		c := r.sysCall(PathCaller)
 		r.submits++
-		n, err := calls.call(c)
+		n, err := s.call(c)
 		res := int32(n)
 		if err != nil {
 			res = -int32(err.(unix.Errno))

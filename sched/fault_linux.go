@@ -146,9 +146,9 @@ func (fc *faultCaller) call(c sysCall) (int, error) {
 	switch {
 	case f.Errno != 0:
 		err = f.Errno
-	case f.Drop && (c.op == OpFsync || c.op == OpFdatasync):
+	case f.Drop && (c.op() == OpFsync || c.op() == OpFdatasync):
 	default:
-		if (c.op == OpRead || c.op == OpWrite) && f.Short > 0 && f.Short < len(c.buf) {
+		if (c.op() == OpRead || c.op() == OpWrite) && f.Short > 0 && f.Short < len(c.buf) {
 			c.buf = c.buf[:f.Short]
 		}
 		n, err = fc.inner.call(c)

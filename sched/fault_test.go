@@ -342,7 +342,7 @@ func TestFaultsReachPageCacheHits(t *testing.T) {
 	made := kernel.made()
 	require.Len(t, made, 2, "the injected EIO made no system call")
 	for _, c := range made {
-		require.True(t, c.raw, "a hit under faults is the raw call production makes: %+v", c)
+		require.True(t, c.raw(), "a hit under faults is the raw call production makes: %+v", c)
 		require.Equal(t, SysPreadv2, c.syscall())
 	}
 }

@@ -185,11 +185,11 @@ func (f *File) copyInMemory(op Op, p []byte, off int64) (done int, err error) {
 	if s.tracer != nil {
 		start = Now()
 	}
-	c := sysCall{op: op, path: PathCaller, fd: f.fd}
+	c := sysCall{kind: callOf(op, PathCaller, false), fd: f.fd}
 	for done < len(p) {
 		c.buf, c.off = p[done:], off+int64(done)
-		n, err := s.calls.call(c)
-		c.retry++
+		n, err := s.call(c)
+		c.retried()
 		if err != nil || n == 0 {
 			if op == OpRead && err == nil {
 				break // end of file
@@ -201,7 +201,7 @@ func (f *File) copyInMemory(op Op, p []byte, off int64) (done int, err error) {
 	if s.tracer != nil {
 		end := Now()
 		s.tracer.RequestDone(RequestEvent{Op: op, Fd: f.fd, Off: off, Len: len(p), Backend: s.backend,
-			Inline: true, Submits: c.retry, N: done,
+			Inline: true, Submits: c.retry(), N: done,
 			Enqueue: start, Submit: start, Complete: end, Resume: end})
 	}
 	return done, nil

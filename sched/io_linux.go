@@ -122,7 +122,7 @@ func (s *Scheduler) callerStart(r *request) int64 {
 // time).
 func (s *Scheduler) runTimed(r *request, start int64) (end int64) {
 	s.stats.onCaller[r.class%NumClasses].Add(1)
-	blockingDo(r, s.calls)
+	s.blockingDo(r)
 	end = Now()
 	s.stats.onCaller[r.class%NumClasses].Add(-1)
 	s.stats.inline.Add(1)

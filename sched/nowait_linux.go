@@ -47,29 +47,33 @@ func (f *File) ReadAtNowait(p []byte, off int64) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if s.state.Load()&stateClosed != 0 {
-		return 0, ErrClosed
-	}
-	var start int64
-	if s.tracer != nil {
-		start = Now()
+	start, err := s.beginNowait()
+	if err != nil {
+		return 0, err
 	}
 	// The call is made here, not in a helper shared with
-	// WriteAtNowait: on a hit, what runs around the preadv2 is most of
-	// what diskio adds to it (BenchmarkPageCacheHit in the root package).
+	// WriteAtNowait, nor through Scheduler.call's frame: on a hit, what
+	// runs around the preadv2 is most of what diskio adds to it
+	// (BenchmarkPageCacheHit in the root package).
 	missed := f.missed.Load()
-	c := sysCall{op: OpRead, path: PathPageCache, fd: f.fd, rwf: unix.RWF_NOWAIT, off: off, buf: p,
-		raw: !missed && len(p) <= rawNowaitMax}
-	n, err := s.calls.call(c)
-	for err == unix.EINTR { // injected: package sys retries the kernel's
-		c.retry++
+	var c sysCall // filled in place, not copied from a literal
+	c.kind = callOf(OpRead, PathPageCache, !missed && len(p) <= rawNowaitMax)
+	c.fd, c.flags, c.off, c.buf = f.fd, unix.RWF_NOWAIT, off, p
+	var n int
+	if k, ok := s.calls.(*kernelCaller); ok {
+		n, err = k.call(c) // Scheduler.call, without its frame
+	} else {
 		n, err = s.calls.call(c)
+	}
+	for err == unix.EINTR { // injected: package sys retries the kernel's
+		c.retried()
+		n, err = s.call(c)
 	}
 	if miss := err == unix.EAGAIN; miss != missed {
 		f.missed.Store(miss) // only on a change: many readers share the line
 	}
 	if s.tracer != nil {
-		s.traceNowait(&c, start, n, err)
+		s.traceNowait(c, start, n, err)
 	}
 	return n, err
 }
@@ -94,20 +98,17 @@ func (f *File) WriteAtNowait(p []byte, off int64, rwf uint32) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if s.state.Load()&stateClosed != 0 {
-		return 0, ErrClosed
+	start, err := s.beginNowait()
+	if err != nil {
+		return 0, err
 	}
-	var start int64
-	if s.tracer != nil {
-		start = Now()
-	}
-	c := sysCall{op: OpWrite, path: PathPageCache, fd: f.fd, rwf: rwf | unix.RWF_NOWAIT, off: off, buf: p}
-	n, err := callIgnoringEINTR(s.calls, &c)
+	c := sysCall{kind: callOf(OpWrite, PathPageCache, false), fd: f.fd, flags: rwf | unix.RWF_NOWAIT, off: off, buf: p}
+	n, err := s.callIgnoringEINTR(&c)
 	if errno, ok := err.(syscall.Errno); ok && NowaitRefused(errno) {
 		s.nowaitWriteRefusal.Store(uint32(errno))
 	}
 	if s.tracer != nil {
-		s.traceNowait(&c, start, n, err)
+		s.traceNowait(c, start, n, err)
 	}
 	return n, err
 }
@@ -134,17 +135,29 @@ func NowaitRefused(err error) bool {
 	return false
 }
 
+// beginNowait refuses a page-cache attempt once the scheduler is closed,
+// and returns when it began for the Tracer (0 without one).
+func (s *Scheduler) beginNowait() (start int64, err error) {
+	if s.state.Load()&stateClosed != 0 {
+		return 0, ErrClosed
+	}
+	if s.tracer != nil {
+		start = Now()
+	}
+	return start, nil
+}
+
 // traceNowait reports c, a page-cache attempt begun at start, to the
 // Tracer as an inline request, unless it found nothing (EAGAIN) or was
 // refused: then it is not a request of its own, and the caller sends it
 // on through ReadAt or WriteAt, which reports it.
-func (s *Scheduler) traceNowait(c *sysCall, start int64, n int, err error) {
+func (s *Scheduler) traceNowait(c sysCall, start int64, n int, err error) {
 	if err == unix.EAGAIN || NowaitRefused(err) {
 		return
 	}
 	end := Now()
-	s.tracer.RequestDone(RequestEvent{Op: c.op, Fd: c.fd, Off: c.off, Len: len(c.buf), Backend: s.backend,
-		Inline: true, Nowait: true, Submits: c.retry + 1, N: n, Err: err,
+	s.tracer.RequestDone(RequestEvent{Op: c.op(), Fd: c.fd, Off: c.off, Len: len(c.buf), Backend: s.backend,
+		Inline: true, Nowait: true, Submits: c.retry() + 1, N: n, Err: err,
 		Enqueue: start, Submit: start, Complete: end, Resume: end})
 }
 
@@ -184,7 +197,7 @@ func (f *File) WriteAtInline(p []byte, off int64, rwf uint32) (int, error) {
 	if s.tracer != nil {
 		start = Now()
 	}
-	c := sysCall{op: OpWrite, path: PathPageCache, fd: f.fd, rwf: rwf}
+	c := sysCall{kind: callOf(OpWrite, PathPageCache, false), fd: f.fd, flags: rwf}
 	done := 0
 	var err error
 	for done < len(p) {
@@ -192,9 +205,9 @@ func (f *File) WriteAtInline(p []byte, off int64, rwf uint32) (int, error) {
 		if off >= 0 {
 			c.off += int64(done)
 		}
-		n, e := s.calls.call(c)
-		c.retry++
-		if e == unix.EINTR || e == unix.EAGAIN && c.retry < sys.AgainLimit {
+		n, e := s.call(c)
+		c.retried()
+		if e == unix.EINTR || e == unix.EAGAIN && c.retry() < sys.AgainLimit {
 			// EINTR: injected (package sys retries the kernel's).
 			// EAGAIN: a descriptor in non-blocking mode, or an
 			// injected fault; a regular file's write does not say it
@@ -214,7 +227,7 @@ func (f *File) WriteAtInline(p []byte, off int64, rwf uint32) (int, error) {
 	if s.tracer != nil {
 		end := Now()
 		s.tracer.RequestDone(RequestEvent{Op: OpWrite, Fd: f.fd, Off: off, Len: len(p), Backend: s.backend,
-			Inline: true, Submits: c.retry, N: done, Err: err,
+			Inline: true, Submits: c.retry(), N: done, Err: err,
 			Enqueue: start, Submit: start, Complete: end, Resume: end})
 	}
 	return done, err

@@ -18,44 +18,70 @@ import (
 // them, and none of them tests whether there is an injector or a tracer.
 
 // sysCall is one system call made on a caller's goroutine: its
-// arguments, and for a FaultInjector, where it runs and how many
-// attempts of its request came before it.
+// arguments, and for a FaultInjector, where it runs and how many attempts
+// of its request came before it. It is eight words, which a sysCaller
+// takes in registers.
 type sysCall struct {
-	op    Op
-	path  Path
-	raw   bool  // a read expected to hit the page cache: made raw (see rawNowaitMax); implies RWF_NOWAIT
-	retry int32 // Attempt.Retry
-	fd    int32 // unlinkat's directory for OpUnlink
-	// rwf: the RWF_* flags of preadv2 or pwritev2 (RWF_NOWAIT for a
-	// page-cache attempt); a read or write with none, at an offset, is
-	// pread64 or pwrite64.
-	rwf  uint32
-	mode uint32 // fallocate's mode; unlinkat's flags
-	off  int64  // a read or write's offset (-1: the descriptor's, pwritev2); fallocate's
-	size int64  // fallocate's length
-	buf  []byte // a read or write's memory; OpUnlink's NUL-terminated path
+	kind callKind
+	fd   int32 // unlinkat's directory for OpUnlink
+	// flags: the RWF_* flags of preadv2 or pwritev2 (RWF_NOWAIT: a
+	// page-cache attempt; a read or write with none, at an offset, is
+	// pread64 or pwrite64); fallocate's mode; unlinkat's flags.
+	flags uint32
+	off   int64  // a read or write's offset (-1: the descriptor's, pwritev2); fallocate's
+	size  int64  // fallocate's length
+	buf   []byte // a read or write's memory; OpUnlink's NUL-terminated path
 }
+
+// callKind is what a sysCall is, in one word: its Op, its Path, whether it
+// is made raw (a read expected to hit the page cache, see rawNowaitMax;
+// RWF_NOWAIT is implied), and its attempt number (Attempt.Retry).
+type callKind uint64
+
+const (
+	kindRaw        callKind = 1 << 16
+	kindRetryShift          = 32
+)
+
+func callOf(op Op, path Path, raw bool) callKind {
+	k := callKind(op) | callKind(path)<<8
+	if raw {
+		k |= kindRaw
+	}
+	return k
+}
+
+func (c *sysCall) op() Op       { return Op(c.kind & 0xff) }
+func (c *sysCall) path() Path   { return Path(c.kind >> 8 & 0xff) }
+func (c *sysCall) raw() bool    { return c.kind&kindRaw != 0 }
+func (c *sysCall) retry() int32 { return int32(c.kind >> kindRetryShift) }
+
+// retried makes c its request's next attempt.
+func (c *sysCall) retried() { c.kind += 1 << kindRetryShift }
 
 // sysCall is r's next attempt on path: what it has left to transfer.
 func (r *request) sysCall(path Path) sysCall {
-	c := sysCall{op: r.op, path: path, retry: r.submits, fd: r.fd, rwf: r.rwf, mode: r.mode,
-		off: r.off + int64(r.done), size: r.size, buf: r.buf}
-	if r.op == OpRead || r.op == OpWrite {
+	c := sysCall{kind: callOf(r.op, path, false) | callKind(uint32(r.submits))<<kindRetryShift,
+		fd: r.fd, flags: r.rwf, off: r.off + int64(r.done), size: r.size, buf: r.buf}
+	switch r.op {
+	case OpRead, OpWrite:
 		c.buf = r.remaining()
+	case OpFallocate, OpUnlink:
+		c.flags = r.mode
 	}
 	return c
 }
 
 // syscall is the system call c makes.
 func (c *sysCall) syscall() Syscall {
-	switch c.op {
+	switch c.op() {
 	case OpRead:
-		if c.rwf != 0 || c.raw {
+		if c.flags != 0 || c.raw() {
 			return SysPreadv2
 		}
 		return SysPread
 	case OpWrite:
-		if c.rwf != 0 || c.off < 0 {
+		if c.flags != 0 || c.off < 0 {
 			return SysPwritev2
 		}
 		return SysPwrite
@@ -71,10 +97,13 @@ func (c *sysCall) syscall() Syscall {
 
 // attempt is c as a FaultInjector sees it.
 func (c *sysCall) attempt() Attempt {
-	a := Attempt{Op: c.op, Fd: c.fd, Off: c.off, Flags: c.rwf, Retry: c.retry, Path: c.path}
-	switch c.op {
+	a := Attempt{Op: c.op(), Fd: c.fd, Off: c.off, Retry: c.retry(), Path: c.path()}
+	switch a.Op {
 	case OpRead, OpWrite:
-		a.Len = len(c.buf)
+		a.Len, a.Flags = len(c.buf), c.flags
+		if c.raw() {
+			a.Flags |= unix.RWF_NOWAIT
+		}
 	case OpFallocate:
 		a.Len = int(c.size)
 	}
@@ -95,16 +124,16 @@ type kernelCaller struct{}
 
 func (*kernelCaller) call(c sysCall) (int, error) {
 	fd := int(c.fd)
-	if c.raw {
-		return sys.RawPreadv2(fd, c.buf, c.off, int(c.rwf))
+	if c.raw() {
+		return sys.RawPreadv2(fd, c.buf, c.off, int(c.flags))
 	}
 	switch c.syscall() {
 	case SysPreadv2:
-		return sys.Preadv2(fd, c.buf, c.off, int(c.rwf))
+		return sys.Preadv2(fd, c.buf, c.off, int(c.flags))
 	case SysPread:
 		return sys.Pread(fd, c.buf, c.off)
 	case SysPwritev2:
-		return sys.Pwritev2(fd, c.buf, c.off, int(c.rwf))
+		return sys.Pwritev2(fd, c.buf, c.off, int(c.flags))
 	case SysPwrite:
 		return sys.Pwrite(fd, c.buf, c.off)
 	case SysFsync:
@@ -112,9 +141,9 @@ func (*kernelCaller) call(c sysCall) (int, error) {
 	case SysFdatasync:
 		return 0, sys.Fdatasync(fd)
 	case SysFallocate:
-		return 0, sys.Fallocate(fd, c.mode, c.off, c.size)
+		return 0, sys.Fallocate(fd, c.flags, c.off, c.size)
 	}
-	return 0, sys.Unlinkat(fd, string(c.buf[:len(c.buf)-1]), int(c.mode))
+	return 0, sys.Unlinkat(fd, string(c.buf[:len(c.buf)-1]), int(c.flags))
 }
 
 // tracedCaller reports each call to a Tracer (SyscallDone), faults
@@ -144,15 +173,28 @@ func newSysCaller(opts Options) sysCaller {
 	return c
 }
 
+// call makes c through s.calls. Without decorators, kernelCaller's
+// method is called directly, as profile-guided devirtualization would
+// call it: the same code, without an indirect call, which right after a
+// system call costs more than the rest of what runs around a page-cache
+// hit (BenchmarkPageCacheHit in the root package). The route and the
+// code making the system call are the same either way.
+func (s *Scheduler) call(c sysCall) (int, error) {
+	if k, ok := s.calls.(*kernelCaller); ok {
+		return k.call(c)
+	}
+	return s.calls.call(c)
+}
+
 // callIgnoringEINTR makes c until it returns something other than EINTR
 // (an injected one: package sys retries the kernel's), counting the
-// attempts before the last in c.retry.
-func callIgnoringEINTR(calls sysCaller, c *sysCall) (int, error) {
+// attempts before the last in c's retry.
+func (s *Scheduler) callIgnoringEINTR(c *sysCall) (int, error) {
 	for {
-		n, err := calls.call(*c)
+		n, err := s.call(*c)
 		if err != unix.EINTR {
 			return n, err
 		}
-		c.retry++
+		c.retried()
 	}
 }

@@ -33,7 +33,7 @@ func (s *Scheduler) Unlinkat(dirfd int, path string, flags int) error {
 		r.buf = append(r.buf, 0)
 		return s.doErr(r)
 	}
-	c := sysCall{op: OpUnlink, path: PathCaller, fd: int32(dirfd), mode: uint32(flags), buf: append([]byte(path), 0)}
-	_, err := callIgnoringEINTR(s.calls, &c)
+	c := sysCall{kind: callOf(OpUnlink, PathCaller, false), fd: int32(dirfd), flags: uint32(flags), buf: append([]byte(path), 0)}
+	_, err := s.callIgnoringEINTR(&c)
 	return err
 }
