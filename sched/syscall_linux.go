@@ -9,13 +9,16 @@ import (
 )
 
 // The system calls made on callers' goroutines (every path but PathQueue:
-// the idle fast path and the other places of caller_linux.go, the
+// the idle fast path and the other caller slots of caller_linux.go, the
 // blocking backend, the page-cache attempts, the copies of a File in
-// memory) go through one sysCaller, the Scheduler's calls. Its default is
-// kernelCaller, the plain calls of package sys; Options.Faults wraps it
-// in a faultCaller and Options.Tracer in a tracedCaller, as Pebble's
-// errorfs wraps a vfs.FS. So a path is the same code with and without
-// them, and none of them tests whether there is an injector or a tracer.
+// memory, Unlinkat where the ring cannot) go through one sysCaller, the
+// Scheduler's calls. Its default is kernelCaller, the plain calls of
+// package sys; Options.Faults wraps it in a faultCaller and
+// Options.Tracer in a tracedCaller, as Pebble's errorfs wraps a vfs.FS.
+// So a path is the same code with and without them, and no path is
+// chosen by whether there is an injector or a tracer (Scheduler.call
+// only dispatches to an undecorated kernelCaller without an indirect
+// call).
 
 // sysCall is one system call made on a caller's goroutine: its
 // arguments, and for a FaultInjector, where it runs and how many attempts
