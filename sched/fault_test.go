@@ -401,10 +401,18 @@ func TestFaultsReachInMemoryCopies(t *testing.T) {
 	}
 	require.Equal(t, want, attempts)
 	var calls []Syscall
+	var raw []bool
 	for _, c := range kernel.made() {
 		calls = append(calls, c.syscall())
+		raw = append(raw, c.raw())
 	}
 	require.Equal(t, []Syscall{SysPread, SysPread, SysPwrite, SysPwrite}, calls)
+	// Reads are raw system calls where nothing can swap the file's
+	// pages out; writes never are (they may allocate memory).
+	var si unix.Sysinfo_t
+	require.NoError(t, unix.Sysinfo(&si))
+	require.Equal(t, si.Totalswap == 0, f.rawReads)
+	require.Equal(t, []bool{f.rawReads, f.rawReads, false, false}, raw)
 	back, err := os.ReadFile(osf.Name())
 	require.NoError(t, err)
 	require.Equal(t, w, back[2*blockSize:])

@@ -30,6 +30,11 @@ type File struct {
 	fd       int32
 	name     string
 	inMemory bool // the filesystem keeps the file's data in memory (tmpfs): nothing to wait for
+	// rawReads: inMemory, and its pages cannot be swapped out (ramfs,
+	// or tmpfs with no swap when the File was opened), so a read is a
+	// copy that never sleeps: small ones are raw system calls
+	// (copyInMemory).
+	rawReads bool
 
 	class atomic.Uint32
 	// blocked counts the classified writes made on their callers since
@@ -58,22 +63,29 @@ func (s *Scheduler) Open(fd int, name string) (*File, error) {
 	if s.state.Load()&stateClosed != 0 {
 		return nil, ErrClosed
 	}
-	return &File{s: s, fd: int32(fd), name: name, inMemory: inMemory(fd), slot: -1}, nil
+	f := &File{s: s, fd: int32(fd), name: name, slot: -1}
+	f.inMemory, f.rawReads = inMemory(fd)
+	return f, nil
 }
 
 // inMemory reports whether fd's filesystem keeps file data in memory
 // (tmpfs, ramfs): a read or write there is a copy that waits for no
-// device, made on the caller as os.File makes it.
-func inMemory(fd int) bool {
+// device, made on the caller as os.File makes it. rawReads says whether
+// a read can also never sleep: ramfs never swaps, tmpfs can only where
+// the system has swap (a swapped-out page is read back in by the reader).
+func inMemory(fd int) (inMemory, rawReads bool) {
 	var st unix.Statfs_t
 	if sys.Fstatfs(fd, &st) != nil {
-		return false
+		return false, false
 	}
 	switch uint32(st.Type) {
-	case unix.TMPFS_MAGIC, unix.RAMFS_MAGIC:
-		return true
+	case unix.RAMFS_MAGIC:
+		return true, true
+	case unix.TMPFS_MAGIC:
+		var si unix.Sysinfo_t
+		return true, sys.Sysinfo(&si) == nil && si.Totalswap == 0
 	}
-	return false
+	return false, false
 }
 
 // Fd returns the File's descriptor.
@@ -185,7 +197,10 @@ func (f *File) copyInMemory(op Op, p []byte, off int64) (done int, err error) {
 	if s.tracer != nil {
 		start = Now()
 	}
-	c := sysCall{kind: callOf(op, PathCaller, false), fd: f.fd}
+	// A small read that cannot sleep (rawReads) is a raw system call,
+	// as a page-cache hit is: the runtime need not prepare to hand the
+	// P to another thread for a copy of a few µs.
+	c := sysCall{kind: callOf(op, PathCaller, op == OpRead && f.rawReads && len(p) <= rawNowaitMax), fd: f.fd}
 	for done < len(p) {
 		c.buf, c.off = p[done:], off+int64(done)
 		n, err := s.call(c)

@@ -37,8 +37,10 @@ type sysCall struct {
 }
 
 // callKind is what a sysCall is, in one word: its Op, its Path, whether it
-// is made raw (a read expected to hit the page cache, see rawNowaitMax;
-// RWF_NOWAIT is implied), and its attempt number (Attempt.Retry).
+// is made raw (a small read that cannot sleep for long: one expected to
+// hit the page cache, with RWF_NOWAIT in flags, or a copy from a file in
+// memory that cannot be swapped out; see rawNowaitMax), and its attempt
+// number (Attempt.Retry).
 type callKind uint64
 
 const (
@@ -79,7 +81,7 @@ func (r *request) sysCall(path Path) sysCall {
 func (c *sysCall) syscall() Syscall {
 	switch c.op() {
 	case OpRead:
-		if c.flags != 0 || c.raw() {
+		if c.flags != 0 {
 			return SysPreadv2
 		}
 		return SysPread
@@ -104,9 +106,6 @@ func (c *sysCall) attempt() Attempt {
 	switch a.Op {
 	case OpRead, OpWrite:
 		a.Len, a.Flags = len(c.buf), c.flags
-		if c.raw() {
-			a.Flags |= unix.RWF_NOWAIT
-		}
 	case OpFallocate:
 		a.Len = int(c.size)
 	}
@@ -127,8 +126,11 @@ type kernelCaller struct{}
 
 func (*kernelCaller) call(c sysCall) (int, error) {
 	fd := int(c.fd)
-	if c.raw() {
-		return sys.RawPreadv2(fd, c.buf, c.off, int(c.flags))
+	if c.raw() { // a read: with RWF_NOWAIT a page-cache attempt, else a copy that cannot sleep
+		if c.flags != 0 {
+			return sys.RawPreadv2(fd, c.buf, c.off, int(c.flags))
+		}
+		return sys.RawPread(fd, c.buf, c.off)
 	}
 	switch c.syscall() {
 	case SysPreadv2:

@@ -113,6 +113,14 @@ func RawPreadv2(fd int, p []byte, off int64, flags int) (n int, err error) {
 	return call(unix.SYS_PREADV2, fd, p, off, flags|unix.RWF_NOWAIT, vector|raw)
 }
 
+// RawPread is Pread made as a raw system call (see the package doc). It
+// is for a copy that cannot wait for a device (a file in memory with no
+// swap to page it out to), of at most a few tens of KiB: a copy that
+// holds the P for a few µs at most.
+func RawPread(fd int, p []byte, off int64) (n int, err error) {
+	return call(unix.SYS_PREAD64, fd, p, off, 0, raw)
+}
+
 // How call makes its system call.
 const (
 	raw    = 1 << iota // syscall.RawSyscall6, not Syscall6
@@ -250,6 +258,12 @@ func Fstatat(dirfd int, path string, st *unix.Stat_t, flags int) error {
 // Statfs fills st with the status of path's filesystem: statfs(2).
 func Statfs(path string, st *unix.Statfs_t) error {
 	return ignoringEINTR(func() error { return unix.Statfs(path, st) })
+}
+
+// Sysinfo fills info with the system's memory and swap figures:
+// sysinfo(2).
+func Sysinfo(info *unix.Sysinfo_t) error {
+	return ignoringEINTR(func() error { return unix.Sysinfo(info) })
 }
 
 // Unlink removes path (relative to the working directory when not
