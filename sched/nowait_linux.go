@@ -47,27 +47,27 @@ func (f *File) ReadAtNowait(p []byte, off int64) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	start, err := s.beginNowait()
-	if err != nil {
-		return 0, err
+	if s.state.Load()&stateClosed != 0 {
+		return 0, ErrClosed
 	}
-	// The call is made here, not in a helper shared with
-	// WriteAtNowait, nor through Scheduler.call's frame: on a hit, what
-	// runs around the preadv2 is most of what diskio adds to it
-	// (BenchmarkPageCacheHit in the root package).
+	var start int64
+	if s.tracer != nil {
+		start = Now()
+	}
 	missed := f.missed.Load()
-	var c sysCall // filled in place, not copied from a literal
-	c.kind = callOf(OpRead, PathPageCache, !missed && len(p) <= rawNowaitMax)
-	c.fd, c.flags, c.off, c.buf = f.fd, unix.RWF_NOWAIT, off, p
+	raw := !missed && len(p) <= rawNowaitMax
+	var c sysCall
 	var n int
-	if k, ok := s.calls.(*kernelCaller); ok {
-		n, err = k.call(c) // Scheduler.call, without its frame
+	var err error
+	if _, ok := s.calls.(*kernelCaller); ok && raw {
+		// A hit as kernelCaller makes it, without its frame: what
+		// runs around the preadv2 is most of what diskio adds to a
+		// hit (BenchmarkPageCacheHit in the root package). With a
+		// decorator there is no kernelCaller here, and c is made.
+		n, err = sys.RawPreadv2(int(f.fd), p, off, 0)
 	} else {
-		n, err = s.calls.call(c)
-	}
-	for err == unix.EINTR { // injected: package sys retries the kernel's
-		c.retried()
-		n, err = s.call(c)
+		c = sysCall{kind: callOf(OpRead, PathPageCache, raw), fd: f.fd, flags: unix.RWF_NOWAIT, off: off, buf: p}
+		n, err = s.callIgnoringEINTR(&c)
 	}
 	if miss := err == unix.EAGAIN; miss != missed {
 		f.missed.Store(miss) // only on a change: many readers share the line
