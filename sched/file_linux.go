@@ -214,10 +214,7 @@ func (f *File) copyInMemory(op Op, p []byte, off int64) (done int, err error) {
 		done += n
 	}
 	if s.tracer != nil {
-		end := Now()
-		s.tracer.RequestDone(RequestEvent{Op: op, Fd: f.fd, Off: off, Len: len(p), Backend: s.backend,
-			Inline: true, Submits: c.retry(), N: done,
-			Enqueue: start, Submit: start, Complete: end, Resume: end})
+		s.traceInline(RequestEvent{Op: op, Fd: f.fd, Off: off, Len: len(p), Submits: c.retry(), N: done}, start)
 	}
 	return done, nil
 }

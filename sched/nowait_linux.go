@@ -155,10 +155,18 @@ func (s *Scheduler) traceNowait(c sysCall, start int64, n int, err error) {
 	if err == unix.EAGAIN || NowaitRefused(err) {
 		return
 	}
+	s.traceInline(RequestEvent{Op: c.op(), Fd: c.fd, Off: c.off, Len: len(c.buf), Nowait: true, Submits: c.retry() + 1, N: n, Err: err}, start)
+}
+
+// traceInline reports ev to the Tracer: a request made on its caller's
+// goroutine without a request of the scheduler's (a page-cache attempt,
+// an inline write, a copy of a File in memory), begun at start and
+// ending now. It fills in the backend and the timeline.
+func (s *Scheduler) traceInline(ev RequestEvent, start int64) {
 	end := Now()
-	s.tracer.RequestDone(RequestEvent{Op: c.op(), Fd: c.fd, Off: c.off, Len: len(c.buf), Backend: s.backend,
-		Inline: true, Nowait: true, Submits: c.retry() + 1, N: n, Err: err,
-		Enqueue: start, Submit: start, Complete: end, Resume: end})
+	ev.Backend, ev.Inline = s.backend, true
+	ev.Enqueue, ev.Submit, ev.Complete, ev.Resume = start, start, end, end
+	s.tracer.RequestDone(ev)
 }
 
 // rawNowaitMax is the largest page-cache attempt made without telling the
@@ -225,10 +233,7 @@ func (f *File) WriteAtInline(p []byte, off int64, rwf uint32) (int, error) {
 		done += n
 	}
 	if s.tracer != nil {
-		end := Now()
-		s.tracer.RequestDone(RequestEvent{Op: OpWrite, Fd: f.fd, Off: off, Len: len(p), Backend: s.backend,
-			Inline: true, Submits: c.retry(), N: done, Err: err,
-			Enqueue: start, Submit: start, Complete: end, Resume: end})
+		s.traceInline(RequestEvent{Op: OpWrite, Fd: f.fd, Off: off, Len: len(p), Submits: c.retry(), N: done, Err: err}, start)
 	}
 	return done, err
 }
