@@ -71,7 +71,8 @@ func (r *Ring) cqNeedsEnter() bool {
 func (r *Ring) Submit() (int, error) { return r.submit(0, -1) }
 
 // SubmitAndWait submits like Submit, then sleeps in the kernel until at
-// least waitNr completions are in the CQ.
+// least waitNr completions are in the CQ (at most the CQ's size). Signals
+// do not end the wait.
 func (r *Ring) SubmitAndWait(waitNr uint32) (int, error) { return r.submit(waitNr, -1) }
 
 // SubmitAndWaitTimeout is SubmitAndWait that also returns after timeout
@@ -134,8 +135,17 @@ func (r *Ring) submit(waitNr uint32, timeout time.Duration) (int, error) {
 			submitted += n
 		}
 		switch err {
-		case nil, unix.ETIME:
-			// ETIME: the wait timed out; the CQ says what arrived.
+		case nil:
+			// A signal that ends the wait after this call submitted
+			// something is not reported: the kernel returns the
+			// submitted count. Wait on for what is missing, with the
+			// time left.
+			if waitNr > 0 && r.CQReady() < min(waitNr, r.cqEntries) && (deadline.IsZero() || time.Until(deadline) > 0) {
+				continue
+			}
+			return submitted, nil
+		case unix.ETIME:
+			// The wait timed out; the CQ says what arrived.
 			return submitted, nil
 		case unix.EINTR:
 			// A signal (the Go runtime preempts with SIGURG) ended

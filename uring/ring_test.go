@@ -529,3 +529,71 @@ func TestMisalignedDirectEINVAL(t *testing.T) {
 	require.ErrorIs(t, explained, unix.EINVAL)
 	require.Contains(t, explained.Error(), "offset 100 is not a multiple of")
 }
+
+// A signal that interrupts the wait after the same io_uring_enter
+// submitted something makes the kernel return the submitted count, not
+// EINTR; SubmitAndWait must wait on until the completion it asked for is
+// in the CQ. The Go runtime sends such signals (SIGURG, to preempt) at
+// any time.
+func TestSignalDoesNotEndWait(t *testing.T) {
+	for _, timeout := range []time.Duration{-1, 300 * time.Millisecond} {
+		r := newRing(t, 8, nil)
+		var p [2]int
+		require.NoError(t, unix.Pipe2(p[:], unix.O_CLOEXEC))
+		t.Cleanup(func() { unix.Close(p[0]); unix.Close(p[1]) })
+		buf := make([]byte, 16)
+		sqe := r.GetSQE()
+		sqe.PrepRead(p[0], buf, 0)
+		sqe.UserData = 7
+
+		tid := make(chan int, 1)
+		type result struct {
+			n, ready int
+			err      error
+			took     time.Duration
+		}
+		done := make(chan result, 1)
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			tid <- unix.Gettid()
+			start := time.Now()
+			var n int
+			var err error
+			if timeout < 0 {
+				n, err = r.SubmitAndWait(1)
+			} else {
+				n, err = r.SubmitAndWaitTimeout(1, timeout)
+			}
+			done <- result{n, int(r.CQReady()), err, time.Since(start)}
+		}()
+		id := <-tid
+		for range 10 {
+			time.Sleep(10 * time.Millisecond)
+			require.NoError(t, unix.Tgkill(unix.Getpid(), id, unix.SIGURG))
+		}
+		if timeout < 0 {
+			select {
+			case res := <-done:
+				t.Fatalf("SubmitAndWait(1) returned with %d completions after signals: %+v", res.ready, res)
+			case <-time.After(50 * time.Millisecond):
+			}
+			_, err := unix.Write(p[1], []byte("x"))
+			require.NoError(t, err)
+			res := <-done
+			require.NoError(t, res.err)
+			require.Equal(t, 1, res.ready)
+			c := waitCQEs(t, r, 1)
+			require.Equal(t, uint64(7), c[0].UserData)
+			require.Equal(t, int32(1), c[0].Res)
+		} else {
+			res := <-done
+			require.NoError(t, res.err)
+			require.Zero(t, res.ready)
+			require.GreaterOrEqual(t, res.took, timeout-5*time.Millisecond, "the wait ended early: %+v", res)
+			_, err := unix.Write(p[1], []byte("x"))
+			require.NoError(t, err)
+			waitCQEs(t, r, 1)
+		}
+	}
+}
