@@ -136,9 +136,10 @@ func (r *Ring) submit(waitNr uint32, timeout time.Duration) (int, error) {
 		}
 		switch err {
 		case nil:
-			// A signal that ends the wait after this call submitted
-			// something is not reported: the kernel returns the
-			// submitted count. Wait on for what is missing, with the
+			// A signal that ends the wait is not reported when this
+			// call submitted something (the kernel returns the
+			// submitted count) or when some completions had arrived
+			// (it returns 0). Wait on for what is missing, with the
 			// time left.
 			if waitNr > 0 && r.CQReady() < min(waitNr, r.cqEntries) && (deadline.IsZero() || time.Until(deadline) > 0) {
 				continue
