@@ -465,6 +465,10 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 		}
 	}
 	calls0, _ := sc.total()
+	var loop0 sched.Stats
+	if s != nil {
+		s.ReadStats(&loop0)
+	}
 	m := bench.StartMeter()
 	var wg sync.WaitGroup
 	for g := range j.G {
@@ -482,6 +486,10 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 	}
 	u := m.Stop()
 	calls1, _ := sc.total()
+	var loop1 sched.Stats
+	if s != nil {
+		s.ReadStats(&loop1)
+	}
 	done()
 	if firstErr != nil {
 		return firstErr
@@ -497,6 +505,10 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 		return errors.New("no operation completed")
 	}
 	r.measured(nops, bytes.Load(), u, h)
+	if s != nil {
+		r.LoopEntersPerOp = float64(loop1.Enters-loop0.Enters) / float64(nops)
+		r.LoopSleepsPerOp = float64(loop1.Sleeps-loop0.Sleeps) / float64(nops)
+	}
 	switch {
 	case j.CountSyscalls:
 		r.SyscallsPerOp = float64(calls1-calls0) / float64(nops)

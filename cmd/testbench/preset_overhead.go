@@ -623,7 +623,7 @@ func printOverhead(w io.Writer, rep *Report) {
 	for _, n := range rep.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	head := []string{"", "G", "IOPS", "±", "x os.File", "x fio", "CPU µs/op", "IOPS/busy core", "allocs/op", "syscalls/op", "threads"}
+	head := []string{"", "G", "IOPS", "±", "x os.File", "x fio", "CPU µs/op", "IOPS/busy core", "allocs/op", "syscalls/op", "loop enters/op", "sleeps/op", "threads"}
 	lines := []tableLine{{cells: head}}
 	group := ""
 	for _, r := range rep.Results {
@@ -654,6 +654,10 @@ func printOverhead(w io.Writer, rep *Report) {
 			return fmt.Sprintf("%.2fx", r.IOPS/b.IOPS)
 		}
 		perCore, allocs, sys, threads := "-", fmt.Sprintf("%.2f", r.AllocsPerOp), "-", threadsCell(r)
+		enters, sleeps := "-", "-"
+		if r.Backend != "fio" && r.Backend != "os.File" {
+			enters, sleeps = fmt.Sprintf("%.3f", r.LoopEntersPerOp), fmt.Sprintf("%.3f", r.LoopSleepsPerOp)
+		}
 		if r.CPUUsPerOp > 0 {
 			perCore = commas(1e6 / r.CPUUsPerOp)
 		}
@@ -667,7 +671,7 @@ func printOverhead(w io.Writer, rep *Report) {
 			}
 		}
 		cells := []string{r.Label, strconv.Itoa(r.Goroutines), commas(r.IOPS), pct(r.Spread.IOPS, r.IOPS), ratio(osr), ratio(fio),
-			num(r.CPUUsPerOp), perCore, allocs, sys, threads}
+			num(r.CPUUsPerOp), perCore, allocs, sys, enters, sleeps, threads}
 		if r.Note != "" {
 			cells = append(cells, r.Note)
 		}
@@ -676,6 +680,7 @@ func printOverhead(w io.Writer, rep *Report) {
 	writeAligned(w, len(head), lines)
 	fmt.Fprintf(w, "\nEach row: the median of %d alternating rounds (IOPS ±: the interval that holds the median at %s confidence). CPU µs/op: the process's user+system time\n"+
 		"over its operations (fio: its job process's threads, io_uring's workers included, from /proc; the note has fio's own usr+sys, its job thread's); IOPS/busy core:\n"+
-		"operations per CPU second; syscalls/op: raw_syscalls:sys_enter events (fio: its processes under perf stat, start-up included); threads: the process's OS threads\n"+
-		"at most (fio: its job process's; iou-wrk: io_uring's workers among them).\n", rep.Rounds, confidenceName(rep.Rounds))
+		"operations per CPU second; syscalls/op: raw_syscalls:sys_enter events (fio: its processes under perf stat, start-up included); loop enters/op, sleeps/op: the\n"+
+		"scheduler loop's calls into the kernel queue, and those that waited for a completion (Stats.Enters, Sleeps; 0 where the reads were made on the callers);\n"+
+		"threads: the process's OS threads at most (fio: its job process's; iou-wrk: io_uring's workers among them).\n", rep.Rounds, confidenceName(rep.Rounds))
 }

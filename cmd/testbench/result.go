@@ -56,6 +56,12 @@ type Result struct {
 	// (io_uring_enter calls that did not wait, io_submit, pread/pwrite)
 	// per operation: the 2017 paper's measure. diskio only.
 	SubmitUsPerOp float64 `json:"submit_us_per_op,omitempty"`
+	// LoopEntersPerOp counts the scheduler loop's system calls into the
+	// kernel queue per operation (Stats.Enters), LoopSleepsPerOp those
+	// that waited for a completion (Stats.Sleeps): how many rounds the
+	// loop made, and how often it slept to make them. diskio only.
+	LoopEntersPerOp float64 `json:"loop_enters_per_op,omitempty"`
+	LoopSleepsPerOp float64 `json:"loop_sleeps_per_op,omitempty"`
 	// ReadBytesPerOp is what the process caused to be read from storage
 	// per operation (/proc/self/io read_bytes: a write's read of a
 	// partial page counts), ReadReqsPerOp the read requests diskio's
@@ -90,21 +96,23 @@ type Result struct {
 
 // Round is one round's run of a row.
 type Round struct {
-	IOPS           float64 `json:"iops"`
-	MBPerS         float64 `json:"mb_per_s"`
-	Lat            Latency `json:"lat_us"`
-	CPUUsPerOp     float64 `json:"cpu_us_per_op"`
-	ThreadsPeak    int     `json:"os_threads_peak"`
-	WorkersPeak    int     `json:"iou_workers_peak"`
-	AllocsPerOp    float64 `json:"allocs_per_op"`
-	SyscallsPerOp  float64 `json:"syscalls_per_op"`
-	SubmitUsPerOp  float64 `json:"submit_us_per_op,omitempty"`
-	ReadBytesPerOp float64 `json:"read_bytes_per_op,omitempty"`
-	ReadReqsPerOp  float64 `json:"read_requests_per_op,omitempty"`
-	Ops            int64   `json:"ops"`
-	Bytes          int64   `json:"bytes"`
-	Seconds        float64 `json:"seconds"`
-	Order          int     `json:"order"` // position of the run in its round's set of compared rows, from 0
+	IOPS            float64 `json:"iops"`
+	MBPerS          float64 `json:"mb_per_s"`
+	Lat             Latency `json:"lat_us"`
+	CPUUsPerOp      float64 `json:"cpu_us_per_op"`
+	ThreadsPeak     int     `json:"os_threads_peak"`
+	WorkersPeak     int     `json:"iou_workers_peak"`
+	AllocsPerOp     float64 `json:"allocs_per_op"`
+	SyscallsPerOp   float64 `json:"syscalls_per_op"`
+	SubmitUsPerOp   float64 `json:"submit_us_per_op,omitempty"`
+	LoopEntersPerOp float64 `json:"loop_enters_per_op,omitempty"`
+	LoopSleepsPerOp float64 `json:"loop_sleeps_per_op,omitempty"`
+	ReadBytesPerOp  float64 `json:"read_bytes_per_op,omitempty"`
+	ReadReqsPerOp   float64 `json:"read_requests_per_op,omitempty"`
+	Ops             int64   `json:"ops"`
+	Bytes           int64   `json:"bytes"`
+	Seconds         float64 `json:"seconds"`
+	Order           int     `json:"order"` // position of the run in its round's set of compared rows, from 0
 }
 
 // Spread is how far a row's medians can be trusted: each is the interval

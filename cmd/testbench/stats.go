@@ -73,6 +73,7 @@ func pct(s Interval, center float64) string {
 func roundOf(r Result, order int) Round {
 	return Round{IOPS: r.IOPS, MBPerS: r.MBPerS, Lat: r.Lat, CPUUsPerOp: r.CPUUsPerOp, ThreadsPeak: r.ThreadsPeak, WorkersPeak: r.WorkersPeak,
 		AllocsPerOp: r.AllocsPerOp, SyscallsPerOp: r.SyscallsPerOp, SubmitUsPerOp: r.SubmitUsPerOp,
+		LoopEntersPerOp: r.LoopEntersPerOp, LoopSleepsPerOp: r.LoopSleepsPerOp,
 		ReadBytesPerOp: r.ReadBytesPerOp, ReadReqsPerOp: r.ReadReqsPerOp, Ops: r.Ops, Bytes: r.Bytes, Seconds: r.Seconds, Order: order}
 }
 
@@ -107,6 +108,8 @@ func aggregate(r Result, rounds []Round) Result {
 	r.AllocsPerOp = median(col(func(rd Round) float64 { return rd.AllocsPerOp }))
 	r.SyscallsPerOp = median(col(func(rd Round) float64 { return rd.SyscallsPerOp }))
 	r.SubmitUsPerOp = median(col(func(rd Round) float64 { return rd.SubmitUsPerOp }))
+	r.LoopEntersPerOp = median(col(func(rd Round) float64 { return rd.LoopEntersPerOp }))
+	r.LoopSleepsPerOp = median(col(func(rd Round) float64 { return rd.LoopSleepsPerOp }))
 	r.ReadBytesPerOp = median(col(func(rd Round) float64 { return rd.ReadBytesPerOp }))
 	r.ReadReqsPerOp = median(col(func(rd Round) float64 { return rd.ReadReqsPerOp }))
 	var ns float64
