@@ -40,6 +40,33 @@ type Result struct {
 	Fsync      string `json:"fsync"`            // none, each, end, dsync, group (wal: fsync)
 	Stream     string `json:"stream,omitempty"` // diskio stream buffers: "512 KiB x 8"
 
+	Measures
+
+	// Ratio is the median MB/s relative to the group's baseline row's
+	// (os.File unless the preset marks another), 0 when there is none.
+	Ratio float64 `json:"ratio,omitempty"`
+	Base  bool    `json:"base,omitempty"` // this row is the group's baseline
+	// RatioP is the p-value of the Mann-Whitney U test that the row's
+	// and the baseline's per-round MB/s come from one distribution
+	// (benchstat's test); RatioSignificant is RatioP < 0.05. With one
+	// round there is no test: RatioP is 1 and RatioSignificant false; the
+	// baseline row has no RatioP.
+	RatioP           float64 `json:"ratio_p,omitempty"`
+	RatioSignificant bool    `json:"ratio_significant,omitempty"`
+	// RatioLo and RatioHi bound the ratio by the two medians' intervals
+	// (row's low over baseline's high, and the reverse).
+	RatioLo float64 `json:"ratio_lo,omitempty"`
+	RatioHi float64 `json:"ratio_hi,omitempty"`
+
+	Spread Spread  `json:"spread"`
+	Rounds []Round `json:"rounds"`
+
+	Note  string `json:"note,omitempty"`  // e.g. a fallback the run made
+	Error string `json:"error,omitempty"` // why the run failed
+}
+
+// Measures are what a run of a row measured.
+type Measures struct {
 	IOPS        float64 `json:"iops"`             // operations per second
 	MBPerS      float64 `json:"mb_per_s"`         // 10^6 bytes per second
 	Lat         Latency `json:"lat_us"`           // per-operation latency, microseconds
@@ -68,51 +95,16 @@ type Result struct {
 	// scheduler made per operation: the wal preset's.
 	ReadBytesPerOp float64 `json:"read_bytes_per_op,omitempty"`
 	ReadReqsPerOp  float64 `json:"read_requests_per_op,omitempty"`
-	// Ratio is the median MB/s relative to the group's baseline row's
-	// (os.File unless the preset marks another), 0 when there is none.
-	Ratio float64 `json:"ratio,omitempty"`
-	Base  bool    `json:"base,omitempty"` // this row is the group's baseline
-	// RatioP is the p-value of the Mann-Whitney U test that the row's
-	// and the baseline's per-round MB/s come from one distribution
-	// (benchstat's test); RatioSignificant is RatioP < 0.05. With one
-	// round there is no test: RatioP is 1 and RatioSignificant false; the
-	// baseline row has no RatioP.
-	RatioP           float64 `json:"ratio_p,omitempty"`
-	RatioSignificant bool    `json:"ratio_significant,omitempty"`
-	// RatioLo and RatioHi bound the ratio by the two medians' intervals
-	// (row's low over baseline's high, and the reverse).
-	RatioLo float64 `json:"ratio_lo,omitempty"`
-	RatioHi float64 `json:"ratio_hi,omitempty"`
-
-	Spread Spread  `json:"spread"`
-	Rounds []Round `json:"rounds"`
 
 	Ops     int64   `json:"ops"`
 	Bytes   int64   `json:"bytes"`
 	Seconds float64 `json:"seconds"`
-	Note    string  `json:"note,omitempty"`  // e.g. a fallback the run made
-	Error   string  `json:"error,omitempty"` // why the run failed
 }
 
 // Round is one round's run of a row.
 type Round struct {
-	IOPS            float64 `json:"iops"`
-	MBPerS          float64 `json:"mb_per_s"`
-	Lat             Latency `json:"lat_us"`
-	CPUUsPerOp      float64 `json:"cpu_us_per_op"`
-	ThreadsPeak     int     `json:"os_threads_peak"`
-	WorkersPeak     int     `json:"iou_workers_peak"`
-	AllocsPerOp     float64 `json:"allocs_per_op"`
-	SyscallsPerOp   float64 `json:"syscalls_per_op"`
-	SubmitUsPerOp   float64 `json:"submit_us_per_op,omitempty"`
-	LoopEntersPerOp float64 `json:"loop_enters_per_op,omitempty"`
-	LoopSleepsPerOp float64 `json:"loop_sleeps_per_op,omitempty"`
-	ReadBytesPerOp  float64 `json:"read_bytes_per_op,omitempty"`
-	ReadReqsPerOp   float64 `json:"read_requests_per_op,omitempty"`
-	Ops             int64   `json:"ops"`
-	Bytes           int64   `json:"bytes"`
-	Seconds         float64 `json:"seconds"`
-	Order           int     `json:"order"` // position of the run in its round's set of compared rows, from 0
+	Measures
+	Order int `json:"order"` // position of the run in its round's set of compared rows, from 0
 }
 
 // Spread is how far a row's medians can be trusted: each is the interval

@@ -71,10 +71,7 @@ func pct(s Interval, center float64) string {
 
 // roundOf is the measured part of a run's Result.
 func roundOf(r Result, order int) Round {
-	return Round{IOPS: r.IOPS, MBPerS: r.MBPerS, Lat: r.Lat, CPUUsPerOp: r.CPUUsPerOp, ThreadsPeak: r.ThreadsPeak, WorkersPeak: r.WorkersPeak,
-		AllocsPerOp: r.AllocsPerOp, SyscallsPerOp: r.SyscallsPerOp, SubmitUsPerOp: r.SubmitUsPerOp,
-		LoopEntersPerOp: r.LoopEntersPerOp, LoopSleepsPerOp: r.LoopSleepsPerOp,
-		ReadBytesPerOp: r.ReadBytesPerOp, ReadReqsPerOp: r.ReadReqsPerOp, Ops: r.Ops, Bytes: r.Bytes, Seconds: r.Seconds, Order: order}
+	return Round{Measures: r.Measures, Order: order}
 }
 
 // aggregate makes a row of its rounds: r is the row's description (and

@@ -52,7 +52,7 @@ func TestStatistics(t *testing.T) {
 func rowOf(label string, mbps ...float64) Result {
 	var rounds []Round
 	for _, v := range mbps {
-		rounds = append(rounds, Round{MBPerS: v, IOPS: v * 1e6 / 4096, Ops: 10, Lat: Latency{P50: 20, Max: v}})
+		rounds = append(rounds, Round{Measures: Measures{MBPerS: v, IOPS: v * 1e6 / 4096, Ops: 10, Lat: Latency{P50: 20, Max: v}}})
 	}
 	r := aggregate(Result{Group: "g", Label: label, Backend: label, Goroutines: 1, BlockSize: 4096}, rounds)
 	return r
@@ -125,9 +125,10 @@ func TestExceedance(t *testing.T) {
 // workers among them (they were dropped between the rounds and the row).
 func TestThreadsCellCarriesWorkers(t *testing.T) {
 	r := aggregate(Result{Group: "g", Label: "uring", Backend: "uring"}, []Round{
-		{ThreadsPeak: 11, WorkersPeak: 4}, {ThreadsPeak: 12, WorkersPeak: 4}, {ThreadsPeak: 10, WorkersPeak: 3},
+		{Measures: Measures{ThreadsPeak: 11, WorkersPeak: 4}}, {Measures: Measures{ThreadsPeak: 12, WorkersPeak: 4}},
+		{Measures: Measures{ThreadsPeak: 10, WorkersPeak: 3}},
 	})
 	require.Equal(t, "11 (4 iou-wrk)", threadsCell(r))
-	r = aggregate(Result{Group: "g", Label: "aio", Backend: "aio"}, []Round{{ThreadsPeak: 6}, {ThreadsPeak: 5}})
+	r = aggregate(Result{Group: "g", Label: "aio", Backend: "aio"}, []Round{{Measures: Measures{ThreadsPeak: 6}}, {Measures: Measures{ThreadsPeak: 5}}})
 	require.Equal(t, "6", threadsCell(r))
 }
