@@ -64,7 +64,7 @@ func (f *File) ReadAtNowait(p []byte, off int64) (int, error) {
 		// runs around the preadv2 is most of what diskio adds to a
 		// hit (BenchmarkPageCacheHit in the root package). With a
 		// decorator there is no kernelCaller here, and c is made.
-		n, err = sys.RawPreadv2(int(f.fd), p, off, 0)
+		n, err = sys.RawPreadv2(int(f.fd), p, off, unix.RWF_NOWAIT)
 	} else {
 		c = sysCall{kind: callOf(OpRead, PathPageCache, raw), fd: f.fd, flags: unix.RWF_NOWAIT, off: off, buf: p}
 		n, err = s.callIgnoringEINTR(&c)

@@ -465,10 +465,15 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 		}
 	}
 	calls0, _ := sc.total()
-	var loop0 sched.Stats
-	if s != nil {
-		s.ReadStats(&loop0)
+	var st sched.Stats // one snapshot's room, reused: it holds every histogram
+	loopCounts := func() (enters, sleeps uint64) {
+		if s == nil {
+			return 0, 0
+		}
+		s.ReadStats(&st)
+		return st.Enters, st.Sleeps
 	}
+	enters0, sleeps0 := loopCounts()
 	m := bench.StartMeter()
 	var wg sync.WaitGroup
 	for g := range j.G {
@@ -486,10 +491,7 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 	}
 	u := m.Stop()
 	calls1, _ := sc.total()
-	var loop1 sched.Stats
-	if s != nil {
-		s.ReadStats(&loop1)
-	}
+	enters1, sleeps1 := loopCounts()
 	done()
 	if firstErr != nil {
 		return firstErr
@@ -505,10 +507,8 @@ func (e *env) exec(ctx context.Context, j Job, r *Result, h *bench.Histogram) er
 		return errors.New("no operation completed")
 	}
 	r.measured(nops, bytes.Load(), u, h)
-	if s != nil {
-		r.LoopEntersPerOp = float64(loop1.Enters-loop0.Enters) / float64(nops)
-		r.LoopSleepsPerOp = float64(loop1.Sleeps-loop0.Sleeps) / float64(nops)
-	}
+	r.LoopEntersPerOp = float64(enters1-enters0) / float64(nops)
+	r.LoopSleepsPerOp = float64(sleeps1-sleeps0) / float64(nops)
 	switch {
 	case j.CountSyscalls:
 		r.SyscallsPerOp = float64(calls1-calls0) / float64(nops)
