@@ -14,7 +14,9 @@ func (s *Scheduler) viaLoop(r *request) {
 
 // await waits for the loop to be done with r.
 func (s *Scheduler) await(r *request) {
+	r.waiting.Store(true)
 	<-r.wake
+	s.passRelay(r)
 	s.active.Add(-1)
 }
 
