@@ -27,6 +27,7 @@ import (
 func TestMain(m *testing.M) {
 	crash.MaybeChild() // the crash mode re-executes this binary
 	maybeRunChild()    // and so does every isolated run
+	maybeRunBusy()     // and each -busy procs process
 	slowdiskChild()    // and the slowdisk preset (TestSlowdisk)
 	os.Exit(m.Run())
 }
