@@ -290,7 +290,7 @@ func (r *StreamReader) advance() {
 // what 16 do. It is a power of two (the pool's size classes) no larger
 // than a third of the read-ahead, so at least three reads stay in flight
 // while the reader consumes another; large buffers are read one at a
-// time (docs/2026-11-28-design-figures.md has 16 against 8).
+// time (docs/notes/2026-11-28-design-figures.md has 16 against 8).
 func streamGroup(o StreamOptions) int {
 	n := min(o.ReadAhead/3, maxGroupRead/o.BufferSize)
 	if n <= 1 {

@@ -153,7 +153,7 @@ type flushGroup struct {
 // once. Two let the next round start while the device finishes the
 // previous one (ext4 overlaps their journal and cache-flush work), which
 // raises BenchmarkGroupCommit's commit rate over one
-// (docs/2026-11-28-design-figures.md).
+// (docs/notes/2026-11-28-design-figures.md).
 const maxFlushes = 2
 
 // flushRound is one flush and the callers it releases. Its fields are
