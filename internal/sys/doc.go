@@ -18,8 +18,8 @@
 //     one exception is Close: see its comment.
 //   - An error is returned bare: nil or a syscall.Errno (the kernel's
 //     errno, comparable with ==), never wrapped. Wrapping happens once,
-//     at the API edge (package diskio's fs.PathError and IOError, package
-//     sched's IOError).
+//     at the API edge (package diskio's fs.PathError and IOError; package
+//     sched hands its callers the bare errno too).
 //   - A count is the kernel's: a read or write may transfer less than
 //     asked (end of file, a signal after some bytes, a full disk), and
 //     the wrapper reports that n as it is, without continuing. With an
