@@ -64,9 +64,9 @@ func Create(name string) (*File, error) {
 // OpenFile opens the named file with the flags and permissions of
 // os.OpenFile (which does the opening, so errors are exactly its errors).
 // With the default options the file uses the page cache, and opening it
-// costs one fstat more than os.OpenFile: nothing waits for the scheduler.
-// With WithDirect(Direct) it also gets a second, O_DIRECT descriptor
-// where the filesystem allows.
+// costs one fstatfs more than os.OpenFile (see the package doc): nothing
+// waits for the scheduler. With WithDirect(Direct) it also gets a second,
+// O_DIRECT descriptor where the filesystem allows.
 func OpenFile(name string, flag int, perm fs.FileMode, opts ...Option) (*File, error) {
 	o, s, err := fileOptions(name, opts)
 	if err != nil {
