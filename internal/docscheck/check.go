@@ -163,6 +163,11 @@ func (ix *Index) resolve(s span, docDir string) string {
 		return ix.command(t)
 	case kernelNames[t] || foreignNames[t]:
 		return ""
+	case len(t) >= 2 && t[0] == '"' && t[len(t)-1] == '"':
+		if len(ix.literals[t[1:len(t)-1]]) == 0 {
+			return "no non-test Go file has this string"
+		}
+		return ""
 	case envRE.MatchString(t):
 		return ix.env(envRE.FindStringSubmatch(t)[1])
 	case strings.HasPrefix(t, "-"):

@@ -60,6 +60,8 @@ func TestCheckResolves(t *testing.T) {
 		{"### `diskio` (the root)\n\n| `read_linux.go` |", true},
 		{"```\n`prep`\n```", true},
 		{"`go test ./...`", true},
+		{"`\"direct-required\"`", true},
+		{"`\"direct-requires\"`", false},
 		{"`go test ./sched/...`", true},
 		{"`go test ./schedule/...`", false},
 	}

@@ -1,7 +1,7 @@
 // Package docscheck checks that what the design documents quote is the
 // code's: every backquoted Go identifier, file, directory, package path,
-// command, testbench flag and environment variable in them resolves in
-// the repository (or in the standard library, for a qualified standard
+// command, testbench flag, environment variable and "string" in them
+// resolves in the repository (or in the standard library, for a qualified standard
 // name), and every relative link in the repository's Markdown points at a
 // file that exists. Its tests run the check over docs/design.md,
 // docs/layout.md and docs/scheduler.md.
