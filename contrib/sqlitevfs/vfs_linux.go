@@ -148,9 +148,9 @@ func (v *VFS) open(name string, flags vfs.OpenFlag) (*file, vfs.OpenFlag, error)
 
 	mode := v.opts.Mode
 	if isJournal {
-		mode = PageCache
+		mode = diskio.PageCache
 	}
-	opts := []diskio.Option{diskio.WithDirect(diskioMode(mode))}
+	opts := []diskio.Option{diskio.WithDirect(mode)}
 	if v.opts.Scheduler != nil {
 		opts = append(opts, diskio.WithScheduler(v.opts.Scheduler))
 	}
