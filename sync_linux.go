@@ -82,9 +82,9 @@ func (f *File) doFlush(full bool) (sticky bool, err error) {
 	}
 	data, meta := f.dur.snapshot()
 	if full {
-		err = f.io.Fsync()
+		err = f.handle.Fsync()
 	} else {
-		err = f.io.Fdatasync()
+		err = f.handle.Fdatasync()
 	}
 	if err != nil {
 		return flushFailed(err), f.pathErr(op, err)
@@ -344,7 +344,7 @@ func (f *File) preallocate(op string, mode uint32, off, n int64) error {
 	if err := f.flush.failed(); err != nil {
 		return err
 	}
-	err = f.io.Fallocate(mode, off, n)
+	err = f.handle.Fallocate(mode, off, n)
 	f.dur.changed()
 	return f.pathErr(op, err)
 }
