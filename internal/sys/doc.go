@@ -1,5 +1,6 @@
-// Package sys holds the system calls that package diskio, package sched
-// and internal/dio make on files, each written once: thin, typed wrappers named as
+// Package sys holds the system calls that package diskio, package sched,
+// internal/dio and the contrib adapters (their own modules, under this
+// module's path) make on files, each written once: thin, typed wrappers named as
 // the kernel names them, in the style of golang.org/x/sys/unix (which
 // they call, or, on the page-cache paths, syscall.Syscall6 directly).
 // The io_uring and Linux AIO calls are not here: they are packages uring
