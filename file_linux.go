@@ -27,8 +27,8 @@ type File struct {
 	osf        *os.File    // owns the descriptor as the caller opened it; Stat, Fd and the final close
 	bufferedFd int         // osf's descriptor: buffered, O_APPEND kept; exact-size tails and appends
 	dataFd     int         // the descriptor reads and block writes use: a direct File's O_DIRECT one, else bufferedFd (not Fd's)
-	io         *sched.File // the scheduler's handle for dataFd: every request of the File's goes through it
-	bf         *sched.File // the handle for bufferedFd: io itself unless the File is direct
+	handle     *sched.File // the scheduler's handle for dataFd: every request of the File's goes through it
+	bf         *sched.File // the handle for bufferedFd: handle itself unless the File is direct
 	page       int64       // the page cache's unit (at least a direct File's block): buffered and direct I/O never share one in flight
 	access     int         // O_RDONLY, O_WRONLY or O_RDWR, as the caller opened it
 	append     bool        // O_APPEND: every Write is the kernel's append (RWF_APPEND on bufferedFd)
@@ -64,9 +64,9 @@ func Create(name string) (*File, error) {
 // OpenFile opens the named file with the flags and permissions of
 // os.OpenFile (which does the opening, so errors are exactly its errors).
 // With the default options the file uses the page cache, and opening it
-// costs one fstat more than os.OpenFile: nothing waits for the scheduler.
-// With WithDirect(Direct) it also gets a second, O_DIRECT descriptor
-// where the filesystem allows.
+// costs one fstatfs more than os.OpenFile (see the package doc): nothing
+// waits for the scheduler. With WithDirect(Direct) it also gets a second,
+// O_DIRECT descriptor where the filesystem allows.
 func OpenFile(name string, flag int, perm fs.FileMode, opts ...Option) (*File, error) {
 	o, s, err := fileOptions(name, opts)
 	if err != nil {
@@ -124,7 +124,7 @@ func newFile(name string, osf *os.File, s *sched.Scheduler, flag, fl int, pos in
 	var err error
 	f.bf, err = s.Open(f.bufferedFd, name)
 	if err == nil {
-		f.io = f.bf
+		f.handle = f.bf
 		err = f.setup(mode, fl, st)
 	}
 	if err != nil {
@@ -160,7 +160,7 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 
 // openDirect makes f direct: a second descriptor, reopened through
 // /proc/self/fd with O_DIRECT (O_RDWR where the permissions allow), for
-// reads and whole-block writes (f.dataFd, its handle f.io), and its
+// reads and whole-block writes (f.dataFd, its handle f.handle), and its
 // alignment (f.direct).
 // Where the reopen fails or the filesystem refuses O_DIRECT, f stays
 // buffered and its scheduler is told (reportBuffered); with DirectRequired
@@ -202,7 +202,7 @@ func (f *File) openDirect(mode DirectMode, fl int) error {
 		sys.Close(dfd)
 		return err
 	}
-	f.dataFd, f.io = dfd, h
+	f.dataFd, f.handle = dfd, h
 	f.direct = newDirectIO(int64(a.Offset), uintptr(a.Memory))
 	f.page = max(f.direct.block, int64(os.Getpagesize()))
 	// A direct File dropped without Close must close its second
@@ -214,7 +214,7 @@ func (f *File) openDirect(mode DirectMode, fl int) error {
 }
 
 // sched returns the File's scheduler.
-func (f *File) sched() *sched.Scheduler { return f.io.Scheduler() }
+func (f *File) sched() *sched.Scheduler { return f.handle.Scheduler() }
 
 // reopen opens the File's file again through /proc/self/fd, with flag.
 func (f *File) reopen(flag int) (int, error) {
@@ -331,7 +331,7 @@ func (f *File) Close() error {
 	// closed whatever any step says; a failure is the caller's, as
 	// os.File's Close returns it.
 	var err error
-	if e := f.io.Close(); e != nil {
+	if e := f.handle.Close(); e != nil {
 		err = &fs.PathError{Op: "close", Path: f.name, Err: e}
 	}
 	if f.direct != nil {

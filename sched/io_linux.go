@@ -86,7 +86,7 @@ func (s *Scheduler) runTimed(r *request, start int64) (end int64) {
 // (caller_linux.go). Each holds an OS thread in pread, as os.File would, so it must stay a
 // small constant: two lets a pair of goroutines run at os.File's speed
 // (with one, the second crosses threads); more cost threads for little
-// (docs/2026-11-28-design-figures.md).
+// (docs/notes/2026-11-28-design-figures.md).
 const maxInline = 2
 
 // ReadAt reads len(p) bytes at off from fd, resubmitting short reads until

@@ -176,7 +176,7 @@ func (l *loop) main() {
 			// thread instead: it keeps it. Yielding only when one
 			// caller was woken (the others in the run queue, for
 			// idle Ps to steal) costs more CPU per request than it
-			// saves (docs/2026-11-28-design-figures.md).
+			// saves (docs/notes/2026-11-28-design-figures.md).
 			runtime.Gosched()
 		}
 		if progress || n > 0 {

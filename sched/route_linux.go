@@ -36,9 +36,11 @@ const (
 
 // route decides where r runs, and for onInlineSlot takes the slot; it is
 // the scheduler's whole policy, from r and the scheduler's state, in this
-// order (a request the page cache could serve has already been served on
-// its caller by File.ReadAtNowait or WriteAtNowait, and a request of the
-// blocking backend has run on its caller in admit):
+// order (a page-cache File's reads and writes try the cache on their
+// callers first, File.ReadAtNowait, WriteAtNowait or WriteAtInline, and
+// send only the rest; its single-range ReadMany and one-deep StreamReader
+// come here whole; a request of the blocking backend has run on its caller
+// in admit, a read or write in a transfer slot):
 //
 //  1. A read or write of a File whose data lives in memory (tmpfs): at
 //     once on the caller, as os.File would. It waits for no device, so it
