@@ -28,7 +28,7 @@ func NewFile(osf *os.File, opts ...Option) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, pf, err := plainFile(name, osf, o.direct != PageCache)
+	osf, st, pf, err := plainFile(name, osf, s, o.direct != PageCache)
 	if pf != nil || err != nil {
 		return pf, err
 	}
