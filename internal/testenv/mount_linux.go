@@ -91,6 +91,10 @@ func Mount(tb testing.TB, fsys Filesystem) string {
 	return dir
 }
 
+// BindfsSource is the directory that dir, a FUSE mount from Mount, shows:
+// where bindfs, its daemon, reads and writes its files.
+func BindfsSource(dir string) string { return filepath.Join(filepath.Dir(dir), "src") }
+
 // mountable says what Mount lacks to mount fsys, or nil.
 func mountable(fsys Filesystem) error {
 	if os.Geteuid() != 0 {
