@@ -32,7 +32,7 @@ var matrixScenarios = []string{"copy-in", "copy-out", "copy-between", "bufio", "
 // scenarios of regular files (matrixScenarios) on os.File and every File
 // mode and requires the same transcripts, and reports what each mode got
 // (modeReport). With DISKIO_FS_MATRIX_LONG=1 it runs every conformance
-// scenario and the extras there too.
+// scenario that applies there, and the extras (TestConformanceExtras).
 func TestFilesystems(t *testing.T) {
 	long := os.Getenv("DISKIO_FS_MATRIX_LONG") != ""
 	var rows []string
@@ -48,14 +48,22 @@ func TestFilesystems(t *testing.T) {
 			for _, mode := range []DirectMode{PageCache, Direct, DirectRequired} {
 				rows = append(rows, modeReport(t, fsys, mode, newDir(t)))
 			}
+			names := matrixScenarios
 			if long {
-				t.Run("conformance", func(t *testing.T) { conformance(t, newDir) })
-				t.Run("extras", func(t *testing.T) { conformanceExtras(t, newDir) })
-				return
+				names = nil
+				for _, sc := range scenarios {
+					names = append(names, sc.name)
+				}
+				if fsys != testenv.FUSE { // bindfs mounts nodev: a device node there does not open
+					t.Run("extras", func(t *testing.T) { conformanceExtras(t, newDir) })
+				}
 			}
-			for _, name := range matrixScenarios {
-				if name == "kernel-error" && (fsys == testenv.XFS || fsys == testenv.Btrfs) {
+			for _, name := range names {
+				switch {
+				case name == "kernel-error" && (fsys == testenv.XFS || fsys == testenv.Btrfs):
 					continue // its EFBIG is ext4's 16 TiB limit: xfs and btrfs take a write at 4 EiB
+				case strings.HasSuffix(name, "-device") && fsys == testenv.FUSE:
+					continue // nodev
 				}
 				i := slices.IndexFunc(scenarios, func(sc struct {
 					name string
@@ -64,7 +72,8 @@ func TestFilesystems(t *testing.T) {
 					return sc.name == name
 				})
 				require.GreaterOrEqual(t, i, 0, "no scenario %q", name)
-				t.Run(name, func(t *testing.T) { matrixScenario(t, fsys, scenarios[i].run, newDir) })
+				regular := slices.Contains(matrixScenarios, name)
+				t.Run(name, func(t *testing.T) { matrixScenario(t, fsys, regular, scenarios[i].run, newDir) })
 			}
 		})
 	}
@@ -76,14 +85,15 @@ func TestFilesystems(t *testing.T) {
 
 // matrixScenario runs one scenario on os.File and each File mode, each in
 // a new directory, and requires the same transcripts. On FUSE the oracle
-// is an os.File of a descriptor the runtime does not poll (osUnpolled):
+// of a scenario of regular files (regular) is an os.File of a descriptor
+// the runtime does not poll (osUnpolled):
 // os.OpenFile polls a FUSE file, so its deadlines are taken there and make
 // its later reads and writes fail with os.ErrDeadlineExceeded (though the
 // kernel reports such a file always ready, so no read waits for them),
 // where a File, like os.File on any other regular file, refuses them.
-func matrixScenario(t *testing.T, fsys testenv.Filesystem, run func(t *testing.T, im impl, dir string, tr *transcript), newDir func(*testing.T) string) {
+func matrixScenario(t *testing.T, fsys testenv.Filesystem, regular bool, run func(t *testing.T, im impl, dir string, tr *transcript), newDir func(*testing.T) string) {
 	ims := impls
-	if fsys == testenv.FUSE {
+	if fsys == testenv.FUSE && regular {
 		ims = append([]impl{osUnpolled}, impls[1:]...)
 	}
 	var got []*transcript
