@@ -32,7 +32,7 @@ type File struct {
 	page       int64       // the page cache's unit (at least a direct File's block): buffered and direct I/O never share one in flight
 	access     int         // O_RDONLY, O_WRONLY or O_RDWR, as the caller opened it
 	append     bool        // O_APPEND: every Write is the kernel's append (RWF_APPEND on bufferedFd)
-	syncFd     bool        // bufferedFd is O_SYNC or O_DSYNC: every write through it waits for the disk
+	syncFd     bool        // every write through bufferedFd waits: it is O_SYNC or O_DSYNC, or on FUSE (writesThrough)
 
 	life lifetime // calls in progress, and Close (lifetime_linux.go)
 
@@ -77,7 +77,7 @@ func OpenFile(name string, flag int, perm fs.FileMode, opts ...Option) (*File, e
 	if err != nil {
 		return nil, err
 	}
-	st, pf, err := plainFile(name, osf, o.direct != PageCache)
+	osf, st, pf, err := plainFile(name, osf, s, o.direct != PageCache)
 	if pf != nil || err != nil {
 		return pf, err // a FIFO, device or directory: os.File's way
 	}
@@ -118,6 +118,17 @@ func newFile(name string, osf *os.File, s *sched.Scheduler, flag, fl int, pos in
 		append:     flag&os.O_APPEND != 0,
 	}
 	f.cur.pos.Store(pos)
+	if fl&unix.O_NONBLOCK != 0 {
+		// A regular file's reads and writes wait whatever O_NONBLOCK
+		// says, os.File's included; but io_uring fails them with
+		// EAGAIN on a non-blocking descriptor instead of waiting, and
+		// the O_DIRECT descriptor would inherit the flag (openDirect).
+		if err := blocking(f.bufferedFd); err != nil {
+			osf.Close()
+			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		}
+		fl &^= unix.O_NONBLOCK
+	}
 	// The scheduler's handles, one per descriptor, named after the
 	// File: the buffered one first (setup reports a fallback through
 	// it), a direct File's own once setup has opened its descriptor.
@@ -145,6 +156,11 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 		f.kind.Store(kindRegular)
 	}
 	f.syncFd = fl&(unix.O_SYNC|unix.O_DSYNC) != 0
+	if !f.syncFd && writesThrough(f.bufferedFd, st) {
+		// Before setupCache, whose reason would be O_SYNC's.
+		f.cache.refuse(&f.cache.noWrite, &f.cache.writeReason, "a FUSE file: every write waits for the filesystem's daemon")
+		f.syncFd = true
+	}
 	f.page = int64(os.Getpagesize()) // a direct File's may be larger (openDirect)
 	f.dur.init()
 	if mode != PageCache && regular {
@@ -156,6 +172,21 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 		f.setupCache(fl, st)
 	}
 	return nil
+}
+
+// writesThrough reports whether fd, a regular file whose fstat is st (nil
+// if not asked), is on FUSE, where a buffered write is sent to the
+// filesystem's daemon and waits for its answer (unless the daemon took the
+// kernel's write-back cache, which the file does not show): such writes
+// go through the scheduler, never on their callers' threads. Only a
+// filesystem without a device of its own (major 0: FUSE, tmpfs, btrfs,
+// overlayfs, NFS) is asked for its type.
+func writesThrough(fd int, st *unix.Stat_t) bool {
+	if st == nil || unix.Major(st.Dev) != 0 {
+		return false
+	}
+	var sfs unix.Statfs_t
+	return sys.Fstatfs(fd, &sfs) == nil && uint32(sfs.Type) == dio.MagicFUSE
 }
 
 // openDirect makes f direct: a second descriptor, reopened through
@@ -188,7 +219,7 @@ func (f *File) openDirect(mode DirectMode, fl int) error {
 	if err != nil {
 		return buffered(err, err)
 	}
-	if _, err := sys.Fcntl(dfd, unix.F_SETFL, fl&^unix.O_APPEND|unix.O_DIRECT); err != nil {
+	if err := setDirect(dfd, fl&^unix.O_APPEND); err != nil {
 		sys.Close(dfd)
 		return buffered(&dio.UnsupportedError{Path: f.name, FSType: fsTypeName(f.bufferedFd), Err: err}, nil)
 	}
@@ -210,6 +241,27 @@ func (f *File) openDirect(mode DirectMode, fl int) error {
 	// (registerSoon): the os.File's own finalizer runs after this one.
 	// A page-cache File has nothing but the os.File's.
 	runtime.SetFinalizer(f, (*File).Close)
+	return nil
+}
+
+// errDirectDropped is why a descriptor is not direct although F_SETFL
+// took O_DIRECT without an error.
+var errDirectDropped = errors.New("fcntl(F_SETFL) left O_DIRECT unset")
+
+// setDirect sets fd's status flags to fl with O_DIRECT, and checks with
+// F_GETFL that the descriptor has O_DIRECT: where it has not, the File
+// is buffered (DirectRequired fails), whatever F_SETFL said.
+func setDirect(fd, fl int) error {
+	if _, err := sys.Fcntl(fd, unix.F_SETFL, fl|unix.O_DIRECT); err != nil {
+		return err
+	}
+	got, err := sys.Fcntl(fd, unix.F_GETFL, 0)
+	if err != nil {
+		return err
+	}
+	if got&unix.O_DIRECT == 0 {
+		return errDirectDropped
+	}
 	return nil
 }
 
