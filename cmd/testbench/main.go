@@ -103,9 +103,9 @@ import (
 )
 
 func main() {
-	crash.MaybeChild() // the crash mode's child is this binary, re-executed
-	maybeRunChild()    // so is each measurement (see isolate.go)
-	maybeRunBusy()     // and each busy process beside one (-busy procs)
+	maybeRunBusy()     // a busy process beside a run (-busy procs) is this binary, re-executed
+	crash.MaybeChild() // so is the crash mode's child
+	maybeRunChild()    // and each measurement (see isolate.go)
 	slowdiskChild()    // and each side of -preset slowdisk
 	fl := &files{}
 	ctx, cancel := context.WithCancel(context.Background())
