@@ -43,9 +43,9 @@ func ExampleOpenFileFunc() {
 	// Output: page 0
 }
 
-// outcome is what an open gave: its error's text, or whether the File is
+// openOutcome is what an open gave: its error's text, or whether the File is
 // direct.
-func outcome(f *diskio.File, err error) string {
+func openOutcome(f *diskio.File, err error) string {
 	if err != nil {
 		return "error: " + err.Error()
 	}
@@ -96,14 +96,14 @@ func TestOpenFileFunc(t *testing.T) {
 	// direct File or fails (where the filesystem refuses O_DIRECT),
 	// so the two outcomes differ from PageCache's everywhere.
 	t.Run("options", func(t *testing.T) {
-		required := outcome(diskio.OpenFile(name, os.O_RDWR, 0, diskio.WithDirect(diskio.DirectRequired)))
-		if got := outcome(diskio.OpenFileFunc(diskio.WithDirect(diskio.DirectRequired))(name, os.O_RDWR, 0)); got != required {
+		required := openOutcome(diskio.OpenFile(name, os.O_RDWR, 0, diskio.WithDirect(diskio.DirectRequired)))
+		if got := openOutcome(diskio.OpenFileFunc(diskio.WithDirect(diskio.DirectRequired))(name, os.O_RDWR, 0)); got != required {
 			t.Errorf("OpenFileFunc(DirectRequired): %s, OpenFile: %s", got, required)
 		}
 		opts := []diskio.Option{diskio.WithDirect(diskio.PageCache)}
 		fn := diskio.OpenFileFunc(opts...)
 		opts[0] = diskio.WithDirect(diskio.DirectRequired)
-		if got := outcome(fn(name, os.O_RDWR, 0)); got != "direct false" {
+		if got := openOutcome(fn(name, os.O_RDWR, 0)); got != "direct false" {
 			t.Errorf("after the caller's slice changed: %s, want the page cache's", got)
 		}
 	})
@@ -113,8 +113,8 @@ func TestOpenFileFunc(t *testing.T) {
 		fn := diskio.OpenFileFunc()
 		diskio.SetDefaultOptions(diskio.WithDirect(diskio.DirectRequired))
 		defer diskio.SetDefaultOptions()
-		required := outcome(diskio.OpenFile(name, os.O_RDWR, 0))
-		if got := outcome(fn(name, os.O_RDWR, 0)); got != required || got == "direct false" {
+		required := openOutcome(diskio.OpenFile(name, os.O_RDWR, 0))
+		if got := openOutcome(fn(name, os.O_RDWR, 0)); got != required || got == "direct false" {
 			t.Errorf("with DirectRequired as default: %s, OpenFile: %s", got, required)
 		}
 	})
