@@ -571,7 +571,7 @@ func writeRootTable(t *testing.T, path string, table [][]string) {
 	for _, names := range [][2]int{{0, split}, {split, len(rootNames)}} {
 		b.WriteString("| method |")
 		for _, n := range rootNames[names[0]:names[1]] {
-			fmt.Fprintf(&b, " `%s` |", strings.ReplaceAll(n, "ABS", "/abs"))
+			fmt.Fprintf(&b, " `%q` |", strings.ReplaceAll(n, "ABS", "/abs"))
 		}
 		b.WriteString("\n|---|" + strings.Repeat("---|", names[1]-names[0]) + "\n")
 		for i, op := range rootOps {
