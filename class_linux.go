@@ -19,7 +19,7 @@ func withOptions(f *File, err error, o options) (*File, error) {
 	if c == sched.Unclassified {
 		return f, nil
 	}
-	for _, h := range []*sched.File{f.io, f.bf} {
+	for _, h := range []*sched.File{f.handle, f.bf} {
 		if err := h.SetClass(c); err != nil {
 			f.Close()
 			return nil, &fs.PathError{Op: "open", Path: f.name, Err: err}

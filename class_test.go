@@ -35,7 +35,7 @@ func TestWithClassAndSlowName(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wal")
 	f, err := OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644, WithScheduler(s), WithDirect(PageCache), WithClass(sched.Latency))
 	require.NoError(t, err)
-	require.Equal(t, sched.Latency, f.io.Class())
+	require.Equal(t, sched.Latency, f.handle.Class())
 	require.Equal(t, sched.Latency, f.bf.Class())
 	_, err = f.Write([]byte("commit"))
 	require.NoError(t, err)
@@ -56,7 +56,7 @@ func TestWithClassAndSlowName(t *testing.T) {
 	if g.dataFd == fd {
 		t.Log("the descriptor number was reused")
 	}
-	require.Equal(t, sched.Unclassified, g.io.Class())
+	require.Equal(t, sched.Unclassified, g.handle.Class())
 
 	_, err = OpenFile(path, os.O_RDONLY, 0, WithScheduler(s), WithClass(sched.NumClasses))
 	require.Error(t, err)

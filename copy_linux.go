@@ -22,7 +22,7 @@ import (
 // memory: chunks of copyChunk bytes, copyDepth of them in flight, each
 // one read and one write with no bounce (aligned offset, length and
 // memory) except at an unaligned start or end. The sizes were chosen
-// against 1 MiB x 8 (docs/2026-11-28-design-figures.md). The memory
+// against 1 MiB x 8 (docs/notes/2026-11-28-design-figures.md). The memory
 // (64 MiB) is the scheduler's, for the copy only.
 
 var (
@@ -241,7 +241,7 @@ func copyFiles(dst, src *File) (int64, error) {
 // sees any other descriptor's writes (the kernel writes back a range's
 // pages before direct I/O on it). The direct chunked copy is slower (it
 // writes every byte to the disk before it returns; BenchmarkCopy,
-// docs/2026-11-28-design-figures.md). ok is false when the
+// docs/notes/2026-11-28-design-figures.md). ok is false when the
 // kernel refuses before copying anything (different filesystems, an old
 // kernel): the caller then copies through its own memory.
 func copyFileRange(dst, src *File, soff, doff int64) (int64, bool, error) {

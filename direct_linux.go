@@ -11,7 +11,7 @@ import (
 )
 
 // directIO is what only a direct File has beside its O_DIRECT descriptor
-// (File.dataFd, whose scheduler handle is File.io): the descriptor's
+// (File.dataFd, whose scheduler handle is File.handle): the descriptor's
 // alignment, its registration in the ring's file table, and the state of
 // its mixed writes, whose whole pages go direct and whose partial edge
 // pages go through the buffered descriptor (write_linux.go). A page-cache

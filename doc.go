@@ -19,8 +19,9 @@
 // pages not cached, a write that must read a partial page in, Sync and
 // Datasync (concurrent flushes share one device flush: group commit).
 // The kernel's read-ahead works as for os.File. Opening a File costs one
-// system call at most beyond os.OpenFile's, and nothing waits for the
-// scheduler; closing it is os.File's close.
+// fstatfs beyond os.OpenFile's (the scheduler learns whether the file's
+// data lives in memory), and a sysinfo more on tmpfs; nothing waits for
+// the scheduler, and closing it is os.File's close.
 //
 // At most two WriteAt calls and one cursor Write per File are made on
 // their callers' threads at a time (the kernel serialises buffered writes
@@ -38,6 +39,9 @@
 // engine that caches its own blocks and reads at random from many
 // goroutines, where it wins most (see docs/ for the measurements);
 // WithDirect(DirectRequired) fails where O_DIRECT is refused.
+// Opening a direct File costs more than a page-cache one: an fstat (is
+// it a regular file?), the open and fcntl of its O_DIRECT descriptor,
+// the alignment's discovery (statx) and that descriptor's fstatfs.
 // SetDefaultOptions(WithDirect(Direct)) makes it the default of every
 // later open.
 //

@@ -27,12 +27,12 @@ type File struct {
 	osf        *os.File    // owns the descriptor as the caller opened it; Stat, Fd and the final close
 	bufferedFd int         // osf's descriptor: buffered, O_APPEND kept; exact-size tails and appends
 	dataFd     int         // the descriptor reads and block writes use: a direct File's O_DIRECT one, else bufferedFd (not Fd's)
-	io         *sched.File // the scheduler's handle for dataFd: every request of the File's goes through it
-	bf         *sched.File // the handle for bufferedFd: io itself unless the File is direct
+	handle     *sched.File // the scheduler's handle for dataFd: every request of the File's goes through it
+	bf         *sched.File // the handle for bufferedFd: handle itself unless the File is direct
 	page       int64       // the page cache's unit (at least a direct File's block): buffered and direct I/O never share one in flight
 	access     int         // O_RDONLY, O_WRONLY or O_RDWR, as the caller opened it
 	append     bool        // O_APPEND: every Write is the kernel's append (RWF_APPEND on bufferedFd)
-	syncFd     bool        // bufferedFd is O_SYNC or O_DSYNC: every write through it waits for the disk
+	syncFd     bool        // every write through bufferedFd waits: it is O_SYNC or O_DSYNC, or on FUSE (writesThrough)
 
 	life lifetime // calls in progress, and Close (lifetime_linux.go)
 
@@ -64,9 +64,9 @@ func Create(name string) (*File, error) {
 // OpenFile opens the named file with the flags and permissions of
 // os.OpenFile (which does the opening, so errors are exactly its errors).
 // With the default options the file uses the page cache, and opening it
-// costs one fstat more than os.OpenFile: nothing waits for the scheduler.
-// With WithDirect(Direct) it also gets a second, O_DIRECT descriptor
-// where the filesystem allows.
+// costs one fstatfs more than os.OpenFile (see the package doc): nothing
+// waits for the scheduler. With WithDirect(Direct) it also gets a second,
+// O_DIRECT descriptor where the filesystem allows.
 func OpenFile(name string, flag int, perm fs.FileMode, opts ...Option) (*File, error) {
 	return openThrough(os.OpenFile, name, flag, perm, opts)
 }
@@ -104,13 +104,24 @@ func newFile(name string, osf *os.File, s *sched.Scheduler, flag, fl int, pos in
 		append:     flag&os.O_APPEND != 0,
 	}
 	f.cur.pos.Store(pos)
+	if fl&unix.O_NONBLOCK != 0 {
+		// A regular file's reads and writes wait whatever O_NONBLOCK
+		// says, os.File's included; but io_uring fails them with
+		// EAGAIN on a non-blocking descriptor instead of waiting, and
+		// the O_DIRECT descriptor would inherit the flag (openDirect).
+		if err := blocking(f.bufferedFd); err != nil {
+			osf.Close()
+			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		}
+		fl &^= unix.O_NONBLOCK
+	}
 	// The scheduler's handles, one per descriptor, named after the
 	// File: the buffered one first (setup reports a fallback through
 	// it), a direct File's own once setup has opened its descriptor.
 	var err error
 	f.bf, err = s.Open(f.bufferedFd, name)
 	if err == nil {
-		f.io = f.bf
+		f.handle = f.bf
 		err = f.setup(mode, fl, st)
 	}
 	if err != nil {
@@ -131,6 +142,11 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 		f.kind.Store(kindRegular)
 	}
 	f.syncFd = fl&(unix.O_SYNC|unix.O_DSYNC) != 0
+	if !f.syncFd && writesThrough(f.bufferedFd, st) {
+		// Before setupCache, whose reason would be O_SYNC's.
+		f.cache.refuse(&f.cache.noWrite, &f.cache.writeReason, "a FUSE file: every write waits for the filesystem's daemon")
+		f.syncFd = true
+	}
 	f.page = int64(os.Getpagesize()) // a direct File's may be larger (openDirect)
 	f.dur.init()
 	if mode != PageCache && regular {
@@ -144,9 +160,24 @@ func (f *File) setup(mode DirectMode, fl int, st *unix.Stat_t) error {
 	return nil
 }
 
+// writesThrough reports whether fd, a regular file whose fstat is st (nil
+// if not asked), is on FUSE, where a buffered write is sent to the
+// filesystem's daemon and waits for its answer (unless the daemon took the
+// kernel's write-back cache, which the file does not show): such writes
+// go through the scheduler, never on their callers' threads. Only a
+// filesystem without a device of its own (major 0: FUSE, tmpfs, btrfs,
+// overlayfs, NFS) is asked for its type.
+func writesThrough(fd int, st *unix.Stat_t) bool {
+	if st == nil || unix.Major(st.Dev) != 0 {
+		return false
+	}
+	var sfs unix.Statfs_t
+	return sys.Fstatfs(fd, &sfs) == nil && uint32(sfs.Type) == dio.MagicFUSE
+}
+
 // openDirect makes f direct: a second descriptor, reopened through
 // /proc/self/fd with O_DIRECT (O_RDWR where the permissions allow), for
-// reads and whole-block writes (f.dataFd, its handle f.io), and its
+// reads and whole-block writes (f.dataFd, its handle f.handle), and its
 // alignment (f.direct).
 // Where the reopen fails or the filesystem refuses O_DIRECT, f stays
 // buffered and its scheduler is told (reportBuffered); with DirectRequired
@@ -174,7 +205,7 @@ func (f *File) openDirect(mode DirectMode, fl int) error {
 	if err != nil {
 		return buffered(err, err)
 	}
-	if _, err := sys.Fcntl(dfd, unix.F_SETFL, fl&^unix.O_APPEND|unix.O_DIRECT); err != nil {
+	if err := setDirect(dfd, fl&^unix.O_APPEND); err != nil {
 		sys.Close(dfd)
 		return buffered(&dio.UnsupportedError{Path: f.name, FSType: fsTypeName(f.bufferedFd), Err: err}, nil)
 	}
@@ -188,7 +219,7 @@ func (f *File) openDirect(mode DirectMode, fl int) error {
 		sys.Close(dfd)
 		return err
 	}
-	f.dataFd, f.io = dfd, h
+	f.dataFd, f.handle = dfd, h
 	f.direct = newDirectIO(int64(a.Offset), uintptr(a.Memory))
 	f.page = max(f.direct.block, int64(os.Getpagesize()))
 	// A direct File dropped without Close must close its second
@@ -199,8 +230,29 @@ func (f *File) openDirect(mode DirectMode, fl int) error {
 	return nil
 }
 
+// errDirectDropped is why a descriptor is not direct although F_SETFL
+// took O_DIRECT without an error.
+var errDirectDropped = errors.New("fcntl(F_SETFL) left O_DIRECT unset")
+
+// setDirect sets fd's status flags to fl with O_DIRECT, and checks with
+// F_GETFL that the descriptor has O_DIRECT: where it has not, the File
+// is buffered (DirectRequired fails), whatever F_SETFL said.
+func setDirect(fd, fl int) error {
+	if _, err := sys.Fcntl(fd, unix.F_SETFL, fl|unix.O_DIRECT); err != nil {
+		return err
+	}
+	got, err := sys.Fcntl(fd, unix.F_GETFL, 0)
+	if err != nil {
+		return err
+	}
+	if got&unix.O_DIRECT == 0 {
+		return errDirectDropped
+	}
+	return nil
+}
+
 // sched returns the File's scheduler.
-func (f *File) sched() *sched.Scheduler { return f.io.Scheduler() }
+func (f *File) sched() *sched.Scheduler { return f.handle.Scheduler() }
 
 // reopen opens the File's file again through /proc/self/fd, with flag.
 func (f *File) reopen(flag int) (int, error) {
@@ -317,7 +369,7 @@ func (f *File) Close() error {
 	// closed whatever any step says; a failure is the caller's, as
 	// os.File's Close returns it.
 	var err error
-	if e := f.io.Close(); e != nil {
+	if e := f.handle.Close(); e != nil {
 		err = &fs.PathError{Op: "close", Path: f.name, Err: e}
 	}
 	if f.direct != nil {

@@ -342,7 +342,7 @@ func TestClosedFileTouchesNoDescriptor(t *testing.T) {
 						require.NoError(t, err)
 					}
 					if f.direct != nil && f.sched().Fixed().Files {
-						require.True(t, f.io.Registered())
+						require.True(t, f.handle.Registered())
 					}
 					var err error
 					r, err = f.NewStreamReader(0, StreamOptions{BufferSize: 4096, ReadAhead: 4})

@@ -13,42 +13,138 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/diskio-go/diskio/internal/sys"
+	"github.com/diskio-go/diskio/sched"
 )
 
 // The plain path: a File that is not a regular file (a FIFO, a pipe, a
-// character or block device, a directory, a socket) is an *os.File and
-// nothing more. O_DIRECT, alignment and positional reads mean nothing
+// character or block device, a directory, a socket), or is one opened as a
+// stream, without offsets (a FUSE file its filesystem opened so, a
+// tracing pipe), is an *os.File and nothing more. O_DIRECT, alignment and positional reads mean nothing
 // there: a FIFO is read as a stream, from the poller; a directory is
 // listed, and reading it fails with EISDIR; /dev/zero never ends. os.File
 // already does each of these right, so every call goes to it, and the
 // results, errors included, are exactly os.File's.
 
-// plainFile returns a plain File for osf when osf is a file the runtime
-// polls (a FIFO, a pipe, a terminal, a socket: SetReadDeadline takes a
-// deadline, which costs no system call; it keeps its non-blocking mode).
-// Otherwise, if stat, it asks fstat and returns a plain File for anything
-// but a regular file, or the fstat for a regular one. Without stat (a
-// page-cache File, whose open costs no system call more than
-// os.OpenFile's) a directory or device is not told apart from a regular
-// file: the kernel gives its calls os.File's results (EISDIR for a
+// plainFile classifies osf, just opened as name, by the file's type:
+// a plain File for anything but a regular file, or, for a regular one,
+// the *os.File the File is to use and, if asked (stat) or needed, its
+// fstat. Without stat (a page-cache File, whose open costs no system
+// call more than os.OpenFile's) a descriptor the runtime does not poll is
+// taken as a regular file unasked: a directory or device is not told
+// apart, and the kernel gives its calls os.File's results (EISDIR for a
 // directory's reads; a device's own reads, writes and offsets).
-func plainFile(name string, osf *os.File, stat bool) (*unix.Stat_t, *File, error) {
-	if osf.SetReadDeadline(time.Time{}) == nil {
-		return nil, plainOf(name, osf), nil
-	}
-	if !stat {
-		return nil, nil, nil
+//
+// A descriptor the runtime polls (SetReadDeadline takes a deadline,
+// which costs no system call) is a FIFO, a pipe, a terminal or a socket,
+// which stays plain, in its non-blocking mode, read as a stream from the
+// poller; or a regular file whose filesystem implements poll (FUSE,
+// some of procfs and sysfs), which os.OpenFile registers with the poller
+// like the others. fstat tells them apart. Such a regular file is
+// plain too when it has no offsets (lseek fails with ESPIPE: opened as a
+// stream), and s is told (Scheduler.ReportPlain); otherwise it gets a
+// descriptor off the poller (unpolled), and osf is closed.
+func plainFile(name string, osf *os.File, s *sched.Scheduler, stat bool) (*os.File, *unix.Stat_t, *File, error) {
+	polled := osf.SetReadDeadline(time.Time{}) == nil
+	if !polled && !stat {
+		return osf, nil, nil, nil
 	}
 	st := new(unix.Stat_t)
-	fd := int(osf.Fd()) // not polled: Fd changes no mode
-	if err := sys.Fstat(fd, st); err != nil {
+	var t fileType
+	var err error
+	if polled {
+		// Fd would put a FIFO's descriptor in blocking mode.
+		err = plainControl(osf, "stat", func(fd int) (err error) {
+			t, err = typeOf(fd, st, true)
+			return err
+		})
+	} else if t, err = typeOf(int(osf.Fd()), st, false); err != nil { // not polled: Fd changes no mode
+		err = &fs.PathError{Op: "stat", Path: name, Err: err}
+	}
+	switch {
+	case err != nil:
 		osf.Close()
-		return nil, nil, &fs.PathError{Op: "stat", Path: name, Err: err}
+		return nil, nil, nil, err
+	case t == typeStream:
+		s.ReportPlain(name, "a regular file without offsets (lseek: "+unix.ESPIPE.Error()+"), read as a stream from the runtime's poller")
+		fallthrough
+	case t == typeOther:
+		return nil, nil, plainOf(name, osf), nil
+	case polled:
+		osf, err = unpolled(name, osf)
+		if err != nil {
+			return nil, nil, nil, err
+		}
 	}
-	if st.Mode&unix.S_IFMT == unix.S_IFREG {
-		return st, nil, nil
+	return osf, st, nil, nil
+}
+
+// fileType is what plainFile tells apart.
+type fileType int
+
+const (
+	typeRegular fileType = iota // a regular file with offsets: the scheduler's
+	typeStream                  // a regular file without offsets, polled by the runtime: plain
+	typeOther                   // anything but a regular file: plain
+)
+
+// typeOf fstats fd into st and says what it is; a regular file the
+// runtime polls is asked for its offset (lseek), which a stream lacks.
+func typeOf(fd int, st *unix.Stat_t, polled bool) (fileType, error) {
+	if err := sys.Fstat(fd, st); err != nil {
+		return typeOther, err
 	}
-	return nil, plainOf(name, osf), nil
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return typeOther, nil
+	}
+	if polled {
+		if _, err := sys.Seek(fd, 0, io.SeekCurrent); err == unix.ESPIPE {
+			return typeStream, nil
+		}
+	}
+	return typeRegular, nil
+}
+
+// unpolled returns an *os.File for the regular file osf has open that the
+// runtime does not poll, and closes osf: a duplicate of osf's descriptor
+// (the same open file description: offset, flags and locks), in blocking
+// mode, which os.NewFile, as for any blocking descriptor, leaves off the
+// poller. osf's Close takes its own descriptor off the poller. The
+// scheduler then reads and writes the file, as any other regular file:
+// a non-blocking descriptor would make io_uring fail what must wait
+// (EAGAIN) instead of waiting. Deadlines are then refused
+// (os.ErrNoDeadline), as for every regular file: the kernel reports such
+// a file always ready, so no deadline could end one of its reads.
+func unpolled(name string, osf *os.File) (*os.File, error) {
+	nfd := -1
+	err := plainControl(osf, "open", func(fd int) error {
+		var err error
+		if nfd, err = sys.Fcntl(fd, unix.F_DUPFD_CLOEXEC, 0); err != nil {
+			return err
+		}
+		return blocking(nfd)
+	})
+	if err != nil {
+		if nfd >= 0 {
+			sys.Close(nfd)
+		}
+		osf.Close()
+		return nil, err
+	}
+	nf := os.NewFile(uintptr(nfd), name)
+	if err := osf.Close(); err != nil {
+		nf.Close()
+		return nil, err
+	}
+	return nf, nil
+}
+
+// blocking clears O_NONBLOCK on fd's open file description, if set.
+func blocking(fd int) error {
+	fl, err := sys.Fcntl(fd, unix.F_GETFL, 0)
+	if err == nil && fl&unix.O_NONBLOCK != 0 {
+		_, err = sys.Fcntl(fd, unix.F_SETFL, fl&^unix.O_NONBLOCK)
+	}
+	return err
 }
 
 // plainOf is the plain File for osf. It keeps no descriptor number of
@@ -124,7 +220,7 @@ const (
 	kindUnknown int32 = iota // not asked yet: a page-cache File's calls are a regular file's until then
 	kindRegular              // a regular file
 	kindOther                // found not to be a regular file after open: the methods os.File lacks, and Seek, take their plain way
-	kindPlain                // not a regular file, or polled by the runtime, as opened: every call is osf's
+	kindPlain                // not a regular file (or one opened as a stream, without offsets), as opened: every call is osf's
 )
 
 var errNotRegular = errors.New("not a regular file")

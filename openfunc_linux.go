@@ -25,7 +25,7 @@ func openThrough(open func(string, int, fs.FileMode) (*os.File, error), name str
 		return nil, err
 	}
 	name = osf.Name()
-	st, pf, err := plainFile(name, osf, o.direct != PageCache)
+	osf, st, pf, err := plainFile(name, osf, s, o.direct != PageCache)
 	if pf != nil || err != nil {
 		return pf, err // a FIFO, device or directory: os.File's way
 	}

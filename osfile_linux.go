@@ -17,7 +17,10 @@ import (
 // owns and closes it, and osf must not be used. The File starts at osf's
 // offset, keeps its access mode and O_APPEND, and does its direct I/O
 // through a second, O_DIRECT descriptor of its own where the filesystem
-// allows (opts as for OpenFile). To wrap a bare descriptor,
+// allows (opts as for OpenFile). A regular file that osf's runtime poller
+// holds (a FUSE file from os.OpenFile) moves to a duplicate of its
+// descriptor, off the poller and blocking, sharing its offset, flags and
+// locks: the File's Fd is then not osf's. To wrap a bare descriptor,
 // NewFile(os.NewFile(fd, name)).
 func NewFile(osf *os.File, opts ...Option) (*File, error) {
 	if osf == nil {
@@ -28,7 +31,7 @@ func NewFile(osf *os.File, opts ...Option) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, pf, err := plainFile(name, osf, o.direct != PageCache)
+	osf, st, pf, err := plainFile(name, osf, s, o.direct != PageCache)
 	if pf != nil || err != nil {
 		return pf, err
 	}

@@ -176,10 +176,10 @@ func (c *pageCache) refuse(off *atomic.Bool, reason *string, why string) {
 // readCached reads b at off from a buffered file; like readAt it returns
 // fewer bytes (and no error) at end of file.
 func (f *File) readCached(b []byte, off int64) (int, error) {
-	if !f.io.Missed() && !f.cache.noRead.Load() {
+	if !f.handle.Missed() && !f.cache.noRead.Load() {
 		// The common case first, with nothing more than it needs: a
 		// warm file, and the whole range in the page cache.
-		n, err := f.io.ReadAtNowait(b, off)
+		n, err := f.handle.ReadAtNowait(b, off)
 		if err == nil && n == len(b) {
 			return n, nil
 		}
@@ -197,14 +197,14 @@ func (f *File) readCachedRest(b []byte, off int64, n int, err error) (int, error
 	case err == nil:
 		return f.readCachedFrom(b, off, n) // short: see readCachedFrom
 	case err == unix.EAGAIN:
-		// A miss is likely next time too (f.io.Missed): see
+		// A miss is likely next time too (f.handle.Missed): see
 		// readCachedFrom.
 	case sched.NowaitRefused(err):
 		f.cache.refuse(&f.cache.noRead, &f.cache.readReason, "preadv2(RWF_NOWAIT): "+err.Error())
 	default:
 		return 0, err
 	}
-	return f.io.ReadAt(b, off)
+	return f.handle.ReadAt(b, off)
 }
 
 // readCachedFrom reads b[done:] at off+done, the page cache first.
@@ -213,9 +213,9 @@ func (f *File) readCachedFrom(b []byte, off int64, done int) (int, error) {
 	// call, and the read-ahead it submits from the caller's thread can
 	// sleep there (more OS threads). One in coldProbe still tries, to see
 	// the file warm up.
-	skip := f.io.Missed() && f.cache.skipped.Add(1)%coldProbe != 0
+	skip := f.handle.Missed() && f.cache.skipped.Add(1)%coldProbe != 0
 	for !skip && !f.cache.noRead.Load() && done < len(b) {
-		n, err := f.io.ReadAtNowait(b[done:], off+int64(done))
+		n, err := f.handle.ReadAtNowait(b[done:], off+int64(done))
 		if err == nil {
 			if n == 0 {
 				return done, nil // end of file
@@ -238,7 +238,7 @@ func (f *File) readCachedFrom(b []byte, off int64, done int) (int, error) {
 	if done == len(b) {
 		return done, nil
 	}
-	n, err := f.io.ReadAt(b[done:], off+int64(done))
+	n, err := f.handle.ReadAt(b[done:], off+int64(done))
 	return done + n, err
 }
 
@@ -271,7 +271,7 @@ func (f *File) writeCached(b []byte, off int64, rwf uint32, cursor bool) (int, e
 	}
 	done := 0
 	for rwf&(unix.RWF_DSYNC|unix.RWF_SYNC) == 0 && !f.cache.noWrite.Load() && done < len(b) {
-		n, err := f.io.WriteAtNowait(b[done:], off+int64(done), rwf)
+		n, err := f.handle.WriteAtNowait(b[done:], off+int64(done), rwf)
 		if err == nil {
 			if n == 0 {
 				break // no progress: let the scheduler's write say why
@@ -298,7 +298,7 @@ func (f *File) writeCached(b []byte, off int64, rwf uint32, cursor bool) (int, e
 			return n, err
 		}
 	}
-	n, err := f.io.WriteAtFlags(b[done:], off+int64(done), rwf)
+	n, err := f.handle.WriteAtFlags(b[done:], off+int64(done), rwf)
 	f.cache.grow(off + int64(done+n))
 	return done + n, err
 }
@@ -315,7 +315,7 @@ func (f *File) writeInline(b []byte, off int64, rwf uint32, cursor bool) (n int,
 	if !cursor {
 		f.cache.writers.admit(maxInlineWriters)
 	}
-	n, err = f.io.WriteAtInline(b, off, 0)
+	n, err = f.handle.WriteAtInline(b, off, 0)
 	if !cursor {
 		f.cache.writers.leave()
 	}
@@ -329,7 +329,7 @@ func (f *File) writeInline(b []byte, off int64, rwf uint32, cursor bool) (n int,
 		return n, true, err
 	}
 	// Stopped short: the scheduler's write says why.
-	m, err := f.io.WriteAtFlags(b[n:], off+int64(n), rwf)
+	m, err := f.handle.WriteAtFlags(b[n:], off+int64(n), rwf)
 	f.cache.grow(off + int64(n+m))
 	return n + m, true, err
 }

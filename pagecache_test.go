@@ -202,7 +202,7 @@ func TestPageCacheUntraced(t *testing.T) {
 		require.True(t, bytes.Equal(data[off:off+want], b[:got]), "ReadAt(%d bytes, %d)", n, off)
 	}
 	check(12345, 4096) // hot
-	require.False(t, f.io.Missed())
+	require.False(t, f.handle.Missed())
 	check(int64(len(data))-100, 4096) // across the end
 	check(1000, 200<<10)              // larger than one raw attempt
 
@@ -213,23 +213,23 @@ func TestPageCacheUntraced(t *testing.T) {
 	untilMiss(t, func() bool {
 		require.NoError(t, bench.Evict(path))
 		check(2<<20, 4096)
-		return f.io.Missed()
+		return f.handle.Missed()
 	})
 	for i := range coldProbe + 1 {
 		check(2<<20, 4096) // re-reads: the probe finds the page
-		if !f.io.Missed() {
+		if !f.handle.Missed() {
 			break
 		}
 		require.Less(t, i, coldProbe, "the file stays cold")
 	}
-	require.False(t, f.io.Missed(), "a hit makes the file warm again")
+	require.False(t, f.handle.Missed(), "a hit makes the file warm again")
 	// The cached page at 2 MiB is the head of a longer range: a short
 	// hit, then the rest through the ring (dropped first: under load the
 	// kernel may have brought some of it in meanwhile).
 	untilMiss(t, func() bool { // a hit as above: again
 		require.NoError(t, unix.Fadvise(int(f.Fd()), 2<<20+4096, 64<<10, unix.FADV_DONTNEED))
 		check(2<<20+100, 64<<10)
-		return f.io.Missed()
+		return f.handle.Missed()
 	})
 	require.True(t, f.nowait().Reads)
 }

@@ -28,7 +28,7 @@ func (f *File) Read(b []byte) (int, error) {
 	off := f.cur.pos.Load()
 	var n int
 	var err error
-	if f.direct == nil && f.access != os.O_WRONLY && !f.io.Missed() && !f.cache.noRead.Load() {
+	if f.direct == nil && f.access != os.O_WRONLY && !f.handle.Missed() && !f.cache.noRead.Load() {
 		// A warm page-cache File: one preadv2 when the cache holds
 		// the range. A regular file's read(2), and so os.File's Read,
 		// is short only at end of file; RWF_NOWAIT's is also short
@@ -40,7 +40,7 @@ func (f *File) Read(b []byte) (int, error) {
 		// does (one more attempt, which says 0 at the end, or the rest
 		// through the scheduler). EAGAIN or a refusal takes readAt's
 		// way.
-		n, err = f.io.ReadAtNowait(b, off)
+		n, err = f.handle.ReadAtNowait(b, off)
 		if err != nil || n < len(b) && (off+int64(n))%f.page == 0 {
 			n, err = f.readCachedRest(b, off, n, err)
 		}
@@ -100,9 +100,9 @@ func (f *File) readAt(b []byte, off int64) (int, error) {
 	if d == nil {
 		return f.readCached(b, off) // page cache first (pagecache_linux.go)
 	}
-	d.registerSoon(f.io)
+	d.registerSoon(f.handle)
 	if d.aligned(b, off) {
-		return f.io.ReadAt(b, off)
+		return f.handle.ReadAt(b, off)
 	}
 	return f.bounceRead(d, b, off)
 }
@@ -124,7 +124,7 @@ func (f *File) bounceRead(d *directIO, b []byte, off int64) (int, error) {
 		if err != nil {
 			return done, err
 		}
-		n, err := f.io.ReadAt(buf, start)
+		n, err := f.handle.ReadAt(buf, start)
 		skip := int(off + int64(done) - start)
 		m := 0
 		if n > skip {

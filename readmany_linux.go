@@ -181,7 +181,7 @@ func (sc *manyScratch) read(f *File) error {
 	if len(sc.groups) == 1 {
 		// One read: the scheduler's idle fast path may take it.
 		if g := &sc.groups[0]; g.end > g.start {
-			g.got, first = f.io.ReadAt(g.mem.buf[:g.end-g.start], g.start)
+			g.got, first = f.handle.ReadAt(g.mem.buf[:g.end-g.start], g.start)
 		}
 	} else {
 		if sc.s != f.sched() {
@@ -191,7 +191,7 @@ func (sc *manyScratch) read(f *File) error {
 		for i := range sc.groups {
 			g := &sc.groups[i]
 			if g.end > g.start {
-				sc.calls = append(sc.calls, sc.batch.StartFileReadAt(f.io, g.mem.buf[:g.end-g.start], g.start))
+				sc.calls = append(sc.calls, sc.batch.StartFileReadAt(f.handle, g.mem.buf[:g.end-g.start], g.start))
 			}
 		}
 		sc.batch.WaitAll() // one submission, one wake-up

@@ -155,7 +155,7 @@ func (r *StreamReader) issue(i int) {
 	if r.oneDeep {
 		return // read in wait, when the reader needs it
 	}
-	s.call = r.batch.StartFileReadAt(r.f.io, s.buf(r.readSize), s.off)
+	s.call = r.batch.StartFileReadAt(r.f.handle, s.buf(r.readSize), s.off)
 }
 
 func (s *streamSlot) buf(n int) []byte { return s.mem.buf[:n] }
@@ -171,7 +171,7 @@ func (r *StreamReader) wait(s *streamSlot) (int, error) {
 	var n int
 	var err error
 	if r.oneDeep {
-		n, err = r.f.io.ReadAt(s.buf(r.readSize), s.off)
+		n, err = r.f.handle.ReadAt(s.buf(r.readSize), s.off)
 	} else {
 		n, err = s.call.Wait()
 	}
@@ -290,7 +290,7 @@ func (r *StreamReader) advance() {
 // what 16 do. It is a power of two (the pool's size classes) no larger
 // than a third of the read-ahead, so at least three reads stay in flight
 // while the reader consumes another; large buffers are read one at a
-// time (docs/2026-11-28-design-figures.md has 16 against 8).
+// time (docs/notes/2026-11-28-design-figures.md has 16 against 8).
 func streamGroup(o StreamOptions) int {
 	n := min(o.ReadAhead/3, maxGroupRead/o.BufferSize)
 	if n <= 1 {

@@ -82,9 +82,9 @@ func (f *File) doFlush(full bool) (sticky bool, err error) {
 	}
 	data, meta := f.dur.snapshot()
 	if full {
-		err = f.io.Fsync()
+		err = f.handle.Fsync()
 	} else {
-		err = f.io.Fdatasync()
+		err = f.handle.Fdatasync()
 	}
 	if err != nil {
 		return flushFailed(err), f.pathErr(op, err)
@@ -153,7 +153,7 @@ type flushGroup struct {
 // once. Two let the next round start while the device finishes the
 // previous one (ext4 overlaps their journal and cache-flush work), which
 // raises BenchmarkGroupCommit's commit rate over one
-// (docs/2026-11-28-design-figures.md).
+// (docs/notes/2026-11-28-design-figures.md).
 const maxFlushes = 2
 
 // flushRound is one flush and the callers it releases. Its fields are
@@ -344,7 +344,7 @@ func (f *File) preallocate(op string, mode uint32, off, n int64) error {
 	if err := f.flush.failed(); err != nil {
 		return err
 	}
-	err = f.io.Fallocate(mode, off, n)
+	err = f.handle.Fallocate(mode, off, n)
 	f.dur.changed()
 	return f.pathErr(op, err)
 }

@@ -408,8 +408,8 @@ func (f *File) pageDown(off int64) int64 { return off - off%f.page }
 // dio_warn_stale_pagecache). A buffered write before or after is fine:
 // the direct write writes the folio back first.
 func (f *File) directWrite(d *directIO, b []byte, off int64, rwf uint32) (int, error) {
-	d.registerSoon(f.io)
+	d.registerSoon(f.handle)
 	d.writeMix.RLock()
 	defer d.writeMix.RUnlock()
-	return f.io.WriteAtFlags(b, off, rwf)
+	return f.handle.WriteAtFlags(b, off, rwf)
 }

@@ -100,7 +100,7 @@ type ClassOptions struct {
 	// aio_reqprio; 0 keeps the process's. The default, the zero array,
 	// gives no class a priority of its own: every request keeps the
 	// process's. (An idle background class can wait seconds behind
-	// busier ones on mq-deadline; docs/2026-11-28-design-figures.md.)
+	// busier ones on mq-deadline; docs/notes/2026-11-28-design-figures.md.)
 	// Schedulers that honour it: mq-deadline (by class only: RT before
 	// BE before IDLE), bfq (classes and levels as weights); none and
 	// kyber ignore it. Syncs carry none: the journal writes of an fsync
@@ -114,8 +114,8 @@ type ClassOptions struct {
 // aim at while latency work waits, and Hold, how long the bound stays
 // after the last latency request. They were chosen with
 // BenchmarkCommitBesideReads (a committing writer beside cold random
-// readers); the figures are in docs/2026-11-25-io-classes.md and
-// docs/2026-11-28-design-figures.md.
+// readers); the figures are in docs/notes/2026-11-25-io-classes.md and
+// docs/notes/2026-11-28-design-figures.md.
 const (
 	DefaultGoal = 200 * time.Microsecond
 	DefaultHold = 2 * time.Millisecond

@@ -17,9 +17,10 @@ func (s *Scheduler) traceRequest(r *request, inline bool) {
 }
 
 // do runs r and waits for its completion. It is where a request's thread
-// is chosen, in this order (a request the page cache could serve has
-// already been served on its caller by File.ReadAtNowait or WriteAtNowait,
-// and never gets here):
+// is chosen, in this order (a page-cache File's reads and writes try the
+// cache on their callers first, File.ReadAtNowait, WriteAtNowait or
+// WriteAtInline, and send only the rest; its single-range ReadMany and
+// one-deep StreamReader come here whole):
 //
 //  1. The blocking backend: on the caller, as os.File would (admit).
 //  2. A read or write of a File whose data lives in memory (tmpfs): on

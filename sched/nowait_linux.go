@@ -179,7 +179,7 @@ func (s *Scheduler) traceInline(ev RequestEvent, start int64) {
 // read-ahead from the calling thread, which can sleep, and raw it would
 // hold the P meanwhile, hence expectHit. Larger copies take long enough
 // that holding the P would delay other goroutines and the GC. (Figures:
-// docs/2026-11-28-design-figures.md.)
+// docs/notes/2026-11-28-design-figures.md.)
 const rawNowaitMax = 64 << 10
 
 // WriteAtInline writes p at off on the caller's goroutine, as os.File

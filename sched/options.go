@@ -121,7 +121,7 @@ type Options struct {
 // defaultEntries is the in-flight bound when Options.Entries is zero. On
 // io_uring it is sized for batches of thousands of reads (ReadMany from
 // many goroutines): the device's queue stays full while the next reads
-// are already in the kernel (docs/2026-11-28-design-figures.md). Linux
+// are already in the kernel (docs/notes/2026-11-28-design-figures.md). Linux
 // AIO reserves twice its bound from the system-wide fs.aio-max-nr
 // (65,536 by default), so it keeps 256.
 func defaultEntries(b Backend) int {

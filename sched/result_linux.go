@@ -14,7 +14,11 @@ import (
 )
 
 // finish records the kernel's result res for r and says whether r is done
-// (false: resubmit the remainder).
+// (false: resubmit the remainder). A failure is the kernel's bare errno
+// (EINVAL on an O_DIRECT file explained with its alignment): the caller
+// knows which request it made, and wraps the error once, at its API edge
+// (package diskio's File gives an *fs.PathError or an *diskio.IOError, as
+// os.File does).
 func finish(r *request, res int32) bool {
 	if res < 0 {
 		errno := syscall.Errno(-res)
@@ -36,7 +40,7 @@ func finish(r *request, res int32) bool {
 			if r.again++; r.again < sys.AgainLimit {
 				return false
 			}
-			r.err = failed(r, errno)
+			r.err = errno
 			return true
 		case unix.EINVAL:
 			if r.op == OpRead && r.done > 0 {
@@ -53,7 +57,7 @@ func finish(r *request, res int32) bool {
 			r.err = errno
 			return true
 		default:
-			r.err = failed(r, errno)
+			r.err = errno
 			return true
 		}
 	}

@@ -182,7 +182,7 @@ func newSysCaller(opts Options) sysCaller {
 // method is called directly, as profile-guided devirtualization would
 // call it: the same code, without an indirect call, which right after a
 // system call costs far more than an interface call elsewhere
-// (BenchmarkPageCacheHit in the root package; docs/2026-11-28-one-door.md).
+// (BenchmarkPageCacheHit in the root package; docs/notes/2026-11-28-one-door.md).
 // The route and the code making the system call are the same either way.
 func (s *Scheduler) call(c sysCall) (int, error) {
 	if k, ok := s.calls.(*kernelCaller); ok {

@@ -105,5 +105,5 @@
 // That costs far less than a disk read, and is felt against a page-cache
 // hit of about a microsecond, the worst case. BenchmarkRecord and
 // BenchmarkTracingCost measure it; the figures are in
-// docs/2026-11-25-tracer.md and docs/2026-11-28-design-figures.md.
+// docs/notes/2026-11-25-tracer.md and docs/notes/2026-11-28-design-figures.md.
 package trace

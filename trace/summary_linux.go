@@ -170,9 +170,12 @@ func (s *Snapshot) writeBackends(ew io.Writer) {
 	}
 	fmt.Fprintf(ew, "fallbacks: %d\n", s.FallbackCount)
 	for _, fb := range s.Fallbacks {
-		if fb.Path == "" {
+		switch {
+		case fb.Path == "":
 			fmt.Fprintf(ew, "  scheduler on %s: %s\n", fb.Backend, fb.Reason)
-		} else {
+		case fb.Plain:
+			fmt.Fprintf(ew, "  a plain *os.File, not through the scheduler: %s: %s\n", fb.Path, fb.Reason)
+		default:
 			fmt.Fprintf(ew, "  buffered, not O_DIRECT: %s: %s\n", fb.Path, fb.Reason)
 		}
 	}

@@ -168,6 +168,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, fl *files
 	}
 	kernelReport(info, c.dir)
 	if c.info {
+		fileReport(info, c.dir)
 		return nil
 	}
 	var why string

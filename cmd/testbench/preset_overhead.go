@@ -95,7 +95,7 @@ func presetOverhead(ctx context.Context, s *suite) error {
 	}
 	s.print = printOverhead
 	// -backends (and -fio) select rows: the profiles of one row are
-	// taken that way (docs/2026-11-28-cpu-per-io.md).
+	// taken that way (docs/notes/2026-11-28-cpu-per-io.md).
 	backends := []string{"uring", "aio", "os.File"}
 	fios := []struct{ variant, label string }{{"fixed", "fio --fixedbufs --registerfiles"}, {"plain", "fio"}}
 	if c.beSet {

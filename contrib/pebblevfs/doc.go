@@ -77,7 +77,7 @@
 // Pebble's misses, nothing is cached twice, and no thread ever blocks on
 // the disk.
 //
-// Buffered (NewMode(Buffered, …)): the files are diskio.PageCache files.
+// PageCache (NewMode(PageCache, …)): the files are diskio.PageCache files.
 // Reads the page cache holds are copied on the caller's goroutine
 // (preadv2 RWF_NOWAIT) and only misses go to the scheduler; writes land in
 // the page cache; Prefetch is readahead(2), SequentialReadsOption the

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/diskio-go/diskio"
+	"github.com/diskio-go/diskio/internal/sys"
 )
 
 // readFile is a diskio File as a vfs.File: Pebble's random block reads,
@@ -52,7 +53,7 @@ func (r *readFile) SyncTo(length int64) (fullSync bool, err error) {
 	// up until the final sync. Without
 	// Default's SYNC_FILE_RANGE_WAIT_BEFORE: waiting for earlier write-back
 	// would hold the caller's thread on the disk.
-	err = unix.SyncFileRange(int(r.f.Fd()), 0, length, unix.SYNC_FILE_RANGE_WRITE)
+	err = sys.SyncFileRange(int(r.f.Fd()), 0, length, unix.SYNC_FILE_RANGE_WRITE)
 	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP) {
 		return true, r.f.Datasync()
 	}

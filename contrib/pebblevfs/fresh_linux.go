@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/diskio-go/diskio"
+	"github.com/diskio-go/diskio/internal/sys"
 )
 
 // freshCache is a direct-mode FS's memory of the data files it wrote
@@ -226,7 +227,7 @@ func (c *freshCache) add(ff *freshFile, off int64, b []byte) {
 // which readers may use the entry.
 func (c *freshCache) seal(ff *freshFile, f *diskio.File) {
 	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+	if err := sys.Fstat(int(f.Fd()), &st); err != nil {
 		c.drop(ff)
 		return
 	}
@@ -265,7 +266,7 @@ func (c *freshCache) forget(name string) {
 		return
 	}
 	var st unix.Stat_t
-	if unix.Stat(name, &st) != nil {
+	if sys.Stat(name, &st) != nil {
 		return
 	}
 	c.mu.Lock()

@@ -24,7 +24,7 @@ func New(opts ...diskio.Option) vfs.FS {
 	return &FS{FS: vfs.Default, opts: opts}
 }
 
-// NewMode is New with the mode chosen: Direct (New's) or Buffered.
+// NewMode is New with the mode chosen: Direct (New's) or PageCache.
 func NewMode(m Mode, opts ...diskio.Option) vfs.FS {
 	return &FS{FS: vfs.Default, opts: opts, Mode: m}
 }
@@ -54,7 +54,7 @@ type FS struct {
 	WALDirect bool
 
 	// Mode says whether Pebble's files bypass the page cache (Direct, the
-	// zero value) or keep it (Buffered). Set it before Pebble opens a file.
+	// zero value) or keep it (PageCache). Set it before Pebble opens a file.
 	Mode Mode
 
 	// NoClasses opens every file Unclassified. By default the FS gives
@@ -69,13 +69,13 @@ type FS struct {
 
 	// ReadAhead is how many 256 KiB reads a direct file opened with
 	// vfs.SequentialReadsOption (compaction inputs) keeps in flight;
-	// 0 means DefaultReadAhead. Buffered files use the kernel's read-ahead.
+	// 0 means DefaultReadAhead. Page-cache files use the kernel's read-ahead.
 	ReadAhead int
 
 	// FreshBytes is how much of the data files it wrote last a Direct FS
 	// keeps in memory for the reads that follow (the compactions that
 	// take new tables as input; see freshCache). 0 means
-	// DefaultFreshBytes; a negative value keeps nothing. Buffered mode
+	// DefaultFreshBytes; a negative value keeps nothing. PageCache mode
 	// has the page cache. It is a limit: while gets and iterators miss
 	// the block cache more than compactions read from the fresh cache,
 	// it holds less, down to 32 MiB (see freshCache).
@@ -106,7 +106,7 @@ type Reserver interface {
 // DefaultFreshBytes is FS.FreshBytes's default.
 const DefaultFreshBytes = 256 << 20
 
-// freshCache returns the FS's fresh cache, or nil in Buffered mode or
+// freshCache returns the FS's fresh cache, or nil in PageCache mode or
 // with FreshBytes < 0.
 func (d *FS) freshCache() *freshCache {
 	d.freshOnce.Do(func() {
@@ -127,8 +127,8 @@ func (d *FS) FreshStats() (bytes int64, files int) { return d.freshCache().stats
 
 // open opens a diskio file of kind k with the FS's mode, in class c.
 func (d *FS) open(name string, k kind, flag int, perm os.FileMode, c sched.Class) (*diskio.File, error) {
-	mode := diskio.Direct
-	if d.Mode == Buffered || (k == wal && !d.WALDirect) {
+	mode := d.Mode.DirectMode()
+	if k == wal && !d.WALDirect {
 		mode = diskio.PageCache
 	}
 	opts := append(d.opts[:len(d.opts):len(d.opts)], diskio.WithDirect(mode))
@@ -194,7 +194,7 @@ func (d *FS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, erro
 // every Write goes to the file (the File writes whole blocks O_DIRECT and
 // partial ones through the page cache, so nothing is padded or read
 // back); a data file gathers writes (writeFile in Direct mode, gatherFile
-// in Buffered), kept in the fresh cache if created here.
+// in PageCache), kept in the fresh cache if created here.
 func (d *FS) writer(f *diskio.File, k kind, created bool) (vfs.File, error) {
 	fi, err := vfs.Default.Stat(f.Name())
 	if err != nil {

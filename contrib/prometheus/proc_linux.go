@@ -6,7 +6,10 @@ import (
 	"bytes"
 	"os"
 	"strconv"
-	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/sys"
 )
 
 // osThreads returns the process's OS threads, from /proc/self/status.
@@ -50,17 +53,14 @@ func iouringWorkers() (int, bool) {
 
 // readSmall reads a small file into buf, without allocating.
 func readSmall(path string, buf []byte) ([]byte, bool) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	fd, err := sys.Open(path, unix.O_RDONLY, 0)
 	if err != nil {
 		return nil, false
 	}
-	defer syscall.Close(fd)
+	defer sys.Close(fd)
 	n := 0
 	for n < len(buf) {
-		m, err := syscall.Read(fd, buf[n:])
-		if err == syscall.EINTR {
-			continue
-		}
+		m, err := sys.Read(fd, buf[n:])
 		if err != nil {
 			return nil, false
 		}

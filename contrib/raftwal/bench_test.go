@@ -8,6 +8,8 @@ import (
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/segment"
 	"github.com/hashicorp/raft-wal/types"
+
+	"github.com/diskio-go/diskio"
 )
 
 // BenchmarkStoreLogs appends batches of 128-byte entries to a WAL, each
@@ -21,7 +23,10 @@ func BenchmarkStoreLogs(b *testing.B) {
 				dir := b.TempDir()
 				var sf types.SegmentFiler
 				if layer != "fs" {
-					m, _ := ParseMode(layer)
+					var m diskio.DirectMode
+					if err := m.UnmarshalText([]byte(layer)); err != nil {
+						b.Fatal(err)
+					}
 					sf = segment.NewFiler(dir, New(Options{Mode: m}))
 				}
 				w, err := wal.Open(dir, wal.WithSegmentFiler(sf))

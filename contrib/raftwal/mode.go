@@ -1,55 +1,49 @@
 package raftwal
 
 import (
-	"fmt"
-	"strconv"
-
 	"github.com/diskio-go/diskio"
 	"github.com/diskio-go/diskio/sched"
 )
 
-// Mode is how the segment files use the kernel's page cache.
-type Mode int
+// Mode is how the segment files use the kernel's page cache: diskio's
+// DirectMode, under the name this package has always given it.
+//
+// PageCache (diskio.PageCache), the default, opens the segment files
+// through the page cache, as raft-wal's own fs does: an append is a copy
+// into the page cache on the caller's goroutine, the commit's Sync writes
+// it, and a read of a recent entry (raft replicating it, the FSM applying
+// it) is a copy from the page cache on the caller (preadv2 RWF_NOWAIT).
+// Only what must wait for the disk goes to the scheduler: the syncs,
+// page-cache misses.
+//
+// Direct (diskio.Direct) opens the segment files O_DIRECT where the
+// filesystem allows, and keeps a segment's recent 256 KiB chunks in
+// memory (Options.TailCache), so that the entries raft reads back right
+// after appending them never go to the disk. Older entries (a follower
+// catching up from far behind, a restart's replay) are read from the disk
+// in whole chunks, not from the page cache. Choose it to keep a large log
+// out of a page cache that other work needs; see the package doc for what
+// it costs. diskio.DirectRequired is Direct, but opening a segment fails
+// where the filesystem refuses O_DIRECT.
+//
+// Deprecated: Mode is diskio.DirectMode; use that name.
+type Mode = diskio.DirectMode
 
 const (
-	// PageCache opens the segment files through the page cache
-	// (diskio.PageCache), as raft-wal's own fs does: an append is a copy
-	// into the page cache on the caller's goroutine, the commit's Sync
-	// writes it, and a read of a recent entry (raft replicating it, the
-	// FSM applying it) is a copy from the page cache on the caller
-	// (preadv2 RWF_NOWAIT). Only what must wait for the disk goes to the
-	// scheduler: the syncs, page-cache misses. It is the default.
-	PageCache Mode = iota
-	// Direct opens the segment files O_DIRECT where the filesystem allows
-	// (diskio.Direct), and keeps a segment's recent 256 KiB chunks in
-	// memory (Options.TailCache), so that the entries raft reads back
-	// right after appending them never go to the disk. Older entries
-	// (a follower catching up from far behind, a restart's replay) are
-	// read from the disk in whole chunks, not from the page cache. Choose it to keep a
-	// large log out of a page cache that other work needs; see the
-	// package doc for what it costs.
-	Direct
+	// Deprecated: PageCache is diskio.PageCache.
+	PageCache = diskio.PageCache
+	// Deprecated: Direct is diskio.Direct.
+	Direct = diskio.Direct
 )
 
-func (m Mode) String() string {
-	switch m {
-	case PageCache:
-		return "pagecache"
-	case Direct:
-		return "direct"
-	}
-	return "Mode(" + strconv.Itoa(int(m)) + ")"
-}
-
-// ParseMode returns the Mode named "pagecache" or "direct".
-func ParseMode(s string) (Mode, error) {
-	switch s {
-	case "pagecache":
-		return PageCache, nil
-	case "direct":
-		return Direct, nil
-	}
-	return 0, fmt.Errorf("raftwal: unknown mode %q (have pagecache, direct)", s)
+// ParseMode returns the mode named s, as diskio.DirectMode's UnmarshalText
+// reads it ("pagecache", "direct", "direct-required").
+//
+// Deprecated: use diskio.DirectMode's UnmarshalText.
+func ParseMode(s string) (diskio.DirectMode, error) {
+	var m diskio.DirectMode
+	err := m.UnmarshalText([]byte(s))
+	return m, err
 }
 
 // DefaultTailCache is the Direct mode's default Options.TailCache: 4 MiB,
@@ -59,8 +53,8 @@ const DefaultTailCache = 4 << 20
 // Options configure a VFS. The zero value is the page-cache mode on the
 // process-wide scheduler.
 type Options struct {
-	// Mode is how the segment files use the page cache.
-	Mode Mode
+	// Mode is how the segment files use the page cache (see Mode).
+	Mode diskio.DirectMode
 	// Scheduler does the files' I/O, the directory syncs and the
 	// removals; nil is diskio's process-wide one (sched.Default). A
 	// scheduler of one's own carries a Tracer, a worker cap or injected
@@ -89,17 +83,21 @@ func (o Options) fileOptions() []diskio.Option {
 	if o.Scheduler != nil {
 		opts = append(opts, diskio.WithScheduler(o.Scheduler))
 	}
-	if o.Mode == Direct {
-		opts = append(opts, diskio.WithDirect(diskio.Direct))
+	if o.direct() {
+		opts = append(opts, diskio.WithDirect(o.Mode))
 	} else {
 		opts = append(opts, diskio.WithDirect(diskio.PageCache))
 	}
 	return opts
 }
 
+// direct reports whether the segment files are direct ones (Direct or
+// DirectRequired).
+func (o Options) direct() bool { return o.Mode == diskio.Direct || o.Mode == diskio.DirectRequired }
+
 // tailChunks is how many chunks a writer's cache keeps (0: none).
 func (o Options) tailChunks() int {
-	if o.TailCache < 0 || (o.Mode == PageCache && o.TailCache == 0) {
+	if o.TailCache < 0 || (!o.direct() && o.TailCache == 0) {
 		return 0
 	}
 	n := o.TailCache

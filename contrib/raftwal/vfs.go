@@ -36,7 +36,7 @@ func New(opts Options) *VFS {
 }
 
 // Mode returns the mode the VFS opens segment files in.
-func (v *VFS) Mode() Mode { return v.opts.Mode }
+func (v *VFS) Mode() diskio.DirectMode { return v.opts.Mode }
 
 // scheduler returns the scheduler the VFS's files use, or nil where there
 // is none.
@@ -118,7 +118,7 @@ func (v *VFS) OpenReader(dir, name string) (types.ReadableFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	if v.opts.Mode != Direct || v.opts.tailChunks() == 0 {
+	if !v.opts.direct() || v.opts.tailChunks() == 0 {
 		return f, nil // the page cache serves readers
 	}
 	path := filepath.Join(dir, name)
@@ -243,7 +243,7 @@ func (v *VFS) cacheFor(path string, chunks int, fresh bool, size int64) *chunkCa
 		v.caches[path] = c
 	}
 	c.mu.Lock()
-	c.noLoad = v.opts.Mode != Direct
+	c.noLoad = !v.opts.direct()
 	c.refs++
 	c.max = max(c.max, chunks)
 	if fresh {

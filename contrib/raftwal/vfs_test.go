@@ -11,9 +11,11 @@ import (
 	"testing"
 
 	"github.com/hashicorp/raft-wal/types"
+
+	"github.com/diskio-go/diskio"
 )
 
-func modes() []Mode { return []Mode{PageCache, Direct} }
+func modes() []diskio.DirectMode { return []diskio.DirectMode{diskio.PageCache, diskio.Direct} }
 
 // Create is O_EXCL and preallocates; Delete removes; errors are os's.
 func TestCreateExclPreallocate(t *testing.T) {
@@ -97,9 +99,9 @@ func TestCreateExclPreallocate(t *testing.T) {
 func TestCacheMatchesFile(t *testing.T) {
 	for _, tc := range []int{-1, 1000, 1 << 20, -2} {
 		dir := t.TempDir()
-		v := New(Options{Mode: Direct, TailCache: tc})
+		v := New(Options{Mode: diskio.Direct, TailCache: tc})
 		if tc == -2 { // the page-cache mode's cache
-			v = New(Options{Mode: PageCache, TailCache: DefaultTailCache})
+			v = New(Options{Mode: diskio.PageCache, TailCache: DefaultTailCache})
 		}
 		const size = 3<<20 + 100
 		ref := make([]byte, size)
@@ -190,5 +192,20 @@ func TestCacheMatchesFile(t *testing.T) {
 		if !bytes.Equal(b, ref) {
 			t.Fatalf("cache %d: the file differs from the reference", tc)
 		}
+	}
+}
+
+// ParseMode and the package's mode names are diskio's, as they were.
+func TestModeNames(t *testing.T) {
+	for s, want := range map[string]Mode{"pagecache": PageCache, "direct": Direct, "direct-required": diskio.DirectRequired} {
+		if m, err := ParseMode(s); err != nil || m != want || m.String() != s {
+			t.Errorf("ParseMode(%q) = %v, %v; want %v", s, m, err, want)
+		}
+	}
+	if _, err := ParseMode("fs"); err == nil {
+		t.Error(`ParseMode("fs") succeeded`)
+	}
+	if (Options{}).Mode != diskio.PageCache {
+		t.Error("the zero Options are not the page-cache mode")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/diskio-go/diskio"
+	"github.com/diskio-go/diskio/internal/sys"
 )
 
 // file is a database, journal or WAL file: a diskio File, SQLite's lock
@@ -270,10 +271,10 @@ func (f *file) DeviceCharacteristics() vfs.DeviceCharacteristic {
 // none): SQLITE_FCNTL_HAS_MOVED.
 func (f *file) HasMoved() (bool, error) {
 	var open, named unix.Statx_t
-	if err := unix.Statx(f.fd, "", unix.AT_EMPTY_PATH, unix.STATX_INO, &open); err != nil {
+	if err := sys.Statx(f.fd, "", unix.AT_EMPTY_PATH, unix.STATX_INO, &open); err != nil {
 		return false, vfs.SystemError(&fs.PathError{Op: "statx", Path: f.name, Err: err}, sqlite3.IOERR_FSTAT)
 	}
-	err := unix.Statx(unix.AT_FDCWD, f.name, 0, unix.STATX_INO, &named)
+	err := sys.Statx(unix.AT_FDCWD, f.name, 0, unix.STATX_INO, &named)
 	if err == unix.ENOENT {
 		return true, nil
 	}

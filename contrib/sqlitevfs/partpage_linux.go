@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/diskio-go/diskio"
+	"github.com/diskio-go/diskio/internal/sys"
 )
 
 // Requests smaller than a page of the page cache on a direct file.
@@ -85,10 +86,7 @@ func (f *file) openPart() (*diskio.File, error) {
 	if f.flags&vfs.OPEN_READWRITE == 0 {
 		acc = unix.O_RDONLY
 	}
-	fd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(f.fd), acc|unix.O_CLOEXEC, 0)
-	for err == unix.EINTR {
-		fd, err = unix.Open("/proc/self/fd/"+strconv.Itoa(f.fd), acc|unix.O_CLOEXEC, 0)
-	}
+	fd, err := sys.Open("/proc/self/fd/"+strconv.Itoa(f.fd), acc, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: f.name, Err: err}
 	}

@@ -19,7 +19,7 @@ func Register(name string, opts Options) error {
 	if name == "" || name == "os" {
 		return errors.New(`sqlitevfs: the names "" and "os" are the default VFS's`)
 	}
-	if opts.Mode != PageCache && opts.Mode != Direct {
+	if _, err := opts.Mode.MarshalText(); err != nil {
 		return errors.New("sqlitevfs: unknown mode " + opts.Mode.String())
 	}
 	vfs.Register(name, New(opts))

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/diskio-go/diskio"
+	"github.com/diskio-go/diskio/internal/sys"
 	"github.com/diskio-go/diskio/sched"
 )
 
@@ -49,10 +50,7 @@ func (v *VFS) Access(name string, flags vfs.AccessFlag) (bool, error) {
 // the scheduler, so that the removal is durable (SQLite asks it when it
 // deletes a rollback journal, which commits the transaction).
 func (v *VFS) Delete(name string, syncDir bool) error {
-	err := unix.Unlink(name)
-	for err == unix.EINTR {
-		err = unix.Unlink(name)
-	}
+	err := sys.Unlink(name)
 	if err == unix.ENOENT {
 		return vfs.SystemError(err, sqlite3.IOERR_DELETE_NOENT)
 	}
@@ -72,14 +70,11 @@ func (v *VFS) Delete(name string, syncDir bool) error {
 // cannot be opened is not an error, as for SQLite's unix VFS (some
 // systems refuse to open directories).
 func (v *VFS) syncDir(dir string) error {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	for err == unix.EINTR {
-		fd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	}
+	fd, err := sys.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return nil
 	}
-	defer unix.Close(fd)
+	defer sys.Close(fd)
 	s, err := v.scheduler()
 	if err == nil {
 		err = s.Fdatasync(fd)
@@ -148,9 +143,9 @@ func (v *VFS) open(name string, flags vfs.OpenFlag) (*file, vfs.OpenFlag, error)
 
 	mode := v.opts.Mode
 	if isJournal {
-		mode = PageCache
+		mode = diskio.PageCache
 	}
-	opts := []diskio.Option{diskio.WithDirect(diskioMode(mode))}
+	opts := []diskio.Option{diskio.WithDirect(mode)}
 	if v.opts.Scheduler != nil {
 		opts = append(opts, diskio.WithScheduler(v.opts.Scheduler))
 	}
@@ -201,7 +196,7 @@ func (v *VFS) open(name string, flags vfs.OpenFlag) (*file, vfs.OpenFlag, error)
 }
 
 func exists(name string) bool {
-	return unix.Access(name, unix.F_OK) == nil
+	return sys.Access(name, unix.F_OK) == nil
 }
 
 // setModeOf gives f the mode, owner and group of file modeof (the

@@ -18,7 +18,7 @@ import (
 // same as that library's, without its module in diskio's graph.
 // Recording is a bucket count under a mutex, far below the cost of the
 // I/O it times (go test -bench Record -cpu 1,2;
-// docs/2026-11-28-design-figures.md).
+// docs/notes/2026-11-28-design-figures.md).
 const (
 	highest = int64(time.Hour) // longer durations are recorded as an hour
 	sigFigs = 2

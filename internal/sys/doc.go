@@ -1,5 +1,6 @@
-// Package sys holds the system calls that package diskio, package sched
-// and internal/dio make on files, each written once: thin, typed wrappers named as
+// Package sys holds the system calls that package diskio, package sched,
+// internal/dio and the contrib adapters (their own modules, under this
+// module's path) make on files, each written once: thin, typed wrappers named as
 // the kernel names them, in the style of golang.org/x/sys/unix (which
 // they call, or, on the page-cache paths, syscall.Syscall6 directly).
 // The io_uring and Linux AIO calls are not here: they are packages uring
@@ -18,8 +19,8 @@
 //     one exception is Close: see its comment.
 //   - An error is returned bare: nil or a syscall.Errno (the kernel's
 //     errno, comparable with ==), never wrapped. Wrapping happens once,
-//     at the API edge (package diskio's fs.PathError and IOError, package
-//     sched's IOError).
+//     at the API edge (package diskio's fs.PathError and IOError; package
+//     sched hands its callers the bare errno too).
 //   - A count is the kernel's: a read or write may transfer less than
 //     asked (end of file, a signal after some bytes, a full disk), and
 //     the wrapper reports that n as it is, without continuing. With an

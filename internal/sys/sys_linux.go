@@ -277,3 +277,22 @@ func Unlink(path string) error {
 func IoctlGetInt(fd int, req uint) (int, error) {
 	return ignoringEINTRN(func() (int, error) { return unix.IoctlGetInt(fd, req) })
 }
+
+// Stat fills st with the status of path, following symbolic links:
+// stat(2). See Fstat about the times.
+func Stat(path string, st *unix.Stat_t) error {
+	return ignoringEINTR(func() error { return unix.Stat(path, st) })
+}
+
+// Access checks whether the calling process may access path as mode
+// asks (F_OK: whether it exists): access(2), as faccessat(AT_FDCWD).
+func Access(path string, mode uint32) error {
+	return ignoringEINTR(func() error { return unix.Access(path, mode) })
+}
+
+// SyncFileRange starts or waits for write-back of [off, off+n) of fd
+// as flags say (SYNC_FILE_RANGE_WRITE: start it): sync_file_range(2). It
+// makes nothing durable: metadata and the device's cache are not flushed.
+func SyncFileRange(fd int, off, n int64, flags int) error {
+	return ignoringEINTR(func() error { return unix.SyncFileRange(fd, off, n, flags) })
+}

@@ -249,7 +249,7 @@ func parseFS(name string, mode pebblevfs.Mode) (fsConfig, error) {
 		case p == "direct":
 			c.mode = pebblevfs.Direct
 		case p == "buffered":
-			c.mode = pebblevfs.Buffered
+			c.mode = pebblevfs.PageCache
 		case p == "dsync":
 			c.dsync = true
 		case strings.HasPrefix(p, "wq"):

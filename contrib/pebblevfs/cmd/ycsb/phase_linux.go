@@ -114,7 +114,7 @@ func runChild(c config) error {
 			return err
 		}
 		defer s.Close()
-		if fc.mode == pebblevfs.Buffered {
+		if fc.mode == pebblevfs.PageCache {
 			cacheSize = c.cache // the page cache is kept: compare at the same block cache
 		}
 		fs := pebblevfs.NewMode(fc.mode, diskio.WithScheduler(s)).(*pebblevfs.FS)

@@ -25,6 +25,7 @@ import (
 	"github.com/hashicorp/raft-wal/segment"
 	"github.com/hashicorp/raft-wal/types"
 
+	"github.com/diskio-go/diskio"
 	"github.com/diskio-go/diskio/contrib/raftwal"
 )
 
@@ -194,10 +195,13 @@ func runNode(args []string) error {
 	switch *layer {
 	case "fs":
 	case "pagecache", "direct":
-		m, _ := raftwal.ParseMode(*layer)
+		var m diskio.DirectMode
+		if err := m.UnmarshalText([]byte(*layer)); err != nil {
+			return err
+		}
 		sf = segment.NewFiler(walDir, raftwal.New(raftwal.Options{Mode: m}))
 	case "pagecache+tail": // the page-cache mode with Options.TailCache
-		sf = segment.NewFiler(walDir, raftwal.New(raftwal.Options{Mode: raftwal.PageCache, TailCache: raftwal.DefaultTailCache}))
+		sf = segment.NewFiler(walDir, raftwal.New(raftwal.Options{Mode: diskio.PageCache, TailCache: raftwal.DefaultTailCache}))
 	default:
 		return fmt.Errorf("unknown -layer %q", *layer)
 	}

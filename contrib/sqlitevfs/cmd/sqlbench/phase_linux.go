@@ -17,6 +17,7 @@ import (
 	"github.com/ncruces/go-sqlite3"
 	"golang.org/x/sys/unix"
 
+	"github.com/diskio-go/diskio"
 	"github.com/diskio-go/diskio/contrib/sqlitevfs"
 	"github.com/diskio-go/diskio/internal/bench"
 	"github.com/diskio-go/diskio/sched"
@@ -38,11 +39,12 @@ type result struct {
 
 // parseVFS returns the sqlitevfs mode of a -vfs name, or ok false for
 // "default" (ncruces' own VFS).
-func parseVFS(name string) (mode sqlitevfs.Mode, err error) {
+func parseVFS(name string) (mode diskio.DirectMode, err error) {
 	if name == "default" {
 		return -1, nil
 	}
-	return sqlitevfs.ParseMode(name)
+	err = mode.UnmarshalText([]byte(name))
+	return mode, err
 }
 
 func readDBPath(c config) string { return filepath.Join(c.dir, "sqlbench", "read.db") }
