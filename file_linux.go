@@ -68,21 +68,7 @@ func Create(name string) (*File, error) {
 // waits for the scheduler. With WithDirect(Direct) it also gets a second,
 // O_DIRECT descriptor where the filesystem allows.
 func OpenFile(name string, flag int, perm fs.FileMode, opts ...Option) (*File, error) {
-	o, s, err := fileOptions(name, opts)
-	if err != nil {
-		return nil, err
-	}
-	flag &^= unix.O_DIRECT // ours to decide
-	osf, err := os.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	osf, st, pf, err := plainFile(name, osf, s, o.direct != PageCache)
-	if pf != nil || err != nil {
-		return pf, err // a FIFO, device or directory: os.File's way
-	}
-	f, err := newFile(name, osf, s, flag, flag, 0, o.direct, st)
-	return withOptions(f, err, o)
+	return openThrough(os.OpenFile, name, flag, perm, opts)
 }
 
 // fileOptions applies opts and finds the scheduler they name (the

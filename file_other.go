@@ -3,7 +3,6 @@
 package diskio
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 )
@@ -18,6 +17,10 @@ import (
 type File struct {
 	f    *os.File
 	flag int // OpenFile's flags, for OSFile; -1 from NewFile
+
+	// reopen opens the file again for OSFile: in the Root that opened
+	// it (root_other.go), or by name when nil.
+	reopen func(flag int) (*os.File, error)
 }
 
 // Open opens the named file for reading, like os.Open.
@@ -38,15 +41,7 @@ func Create(name string) (*File, error) {
 // makes OpenFile fail with a *fs.PathError wrapping errors.ErrUnsupported;
 // PageCache and Direct open the file buffered.
 func OpenFile(name string, flag int, perm fs.FileMode, opts ...Option) (*File, error) {
-	o := applyOptions(opts)
-	if o.direct == DirectRequired {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.ErrUnsupported}
-	}
-	f, err := os.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return &File{f: f, flag: flag}, nil
+	return openThrough(os.OpenFile, name, flag, perm, opts)
 }
 
 // osFile returns the wrapped *os.File, or nil for a nil File: the methods

@@ -30,8 +30,9 @@ func NewFile(osf *os.File, opts ...Option) (*File, error) {
 }
 
 // OSFile returns a new *os.File on the same file, opened again by name
-// (this system has no /proc/self/fd): closing it never touches this
-// File's descriptor. Close it when done.
+// (this system has no /proc/self/fd), in the Root the File was opened in
+// if it was (which must then still be open): closing it never touches
+// this File's descriptor. Close it when done.
 func (f *File) OSFile() (*os.File, error) {
 	of := f.osFile()
 	if of == nil {
@@ -40,15 +41,19 @@ func (f *File) OSFile() (*os.File, error) {
 	if _, err := of.Stat(); err != nil {
 		return nil, err // closed
 	}
+	reopen := f.reopen
+	if reopen == nil {
+		reopen = func(flag int) (*os.File, error) { return os.OpenFile(of.Name(), flag, 0) }
+	}
 	flag := f.flag &^ (os.O_CREATE | os.O_EXCL | os.O_TRUNC)
 	if f.flag < 0 {
-		nf, err := os.OpenFile(of.Name(), os.O_RDWR, 0)
+		nf, err := reopen(os.O_RDWR)
 		if err == nil {
 			return nf, nil
 		}
 		flag = os.O_RDONLY
 	}
-	return os.OpenFile(of.Name(), flag, 0)
+	return reopen(flag)
 }
 
 // Alignment is 1: this system does no direct I/O.

@@ -9,8 +9,11 @@ import (
 
 // ReadFile reads the named file and returns its contents, like
 // os.ReadFile: a nil error at end of file.
-func ReadFile(name string) ([]byte, error) {
-	f, err := Open(name)
+func ReadFile(name string) ([]byte, error) { return readFile(Open(name)) }
+
+// readFile reads f, which an open returned with err, from its start to
+// io.EOF, and closes it.
+func readFile(f *File, err error) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +29,12 @@ func WriteFile(name string, data []byte, perm fs.FileMode) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
+	return writeAndClose(f, data)
+}
+
+// writeAndClose writes data at f's cursor and closes f: the first error.
+func writeAndClose(f *File, data []byte) error {
+	_, err := f.Write(data)
 	if err1 := f.Close(); err1 != nil && err == nil {
 		err = err1
 	}

@@ -1,0 +1,4 @@
+package analyzer
+
+// DiskioItself is diskioItself, for the external tests.
+var DiskioItself = diskioItself
