@@ -47,7 +47,9 @@ func (s *Scheduler) StartWriteAt(fd int, p []byte, off int64) Call {
 
 func (s *Scheduler) begin(r *request) Call {
 	c, queue := s.admit(r)
-	if queue {
+	if queue && s.transferNeedsThread(r) {
+		s.startTransfer(r)
+	} else if queue {
 		// Never the idle fast path: the caller wants to go on. Once
 		// with the loop, the request keeps the loop (and Close) waiting
 		// until it completes; the caller's reference need not wait for
@@ -74,8 +76,13 @@ func (s *Scheduler) admit(r *request) (c Call, queue bool) {
 	}
 	if s.backend == Blocking {
 		// Nothing runs asynchronously here: do it now, as os.File
-		// would, and let Wait return the result.
-		s.runInline(r)
+		// would, and let Wait return the result; a read or write in
+		// a transfer slot (transfer_linux.go).
+		if r.op == OpRead || r.op == OpWrite {
+			s.runTransfer(r)
+		} else {
+			s.runInline(r)
+		}
 		return Call{s: s, r: r, inline: true}, false
 	}
 	return Call{s: s, r: r}, true

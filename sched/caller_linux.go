@@ -70,7 +70,7 @@ import (
 // timer of its own.
 //
 // The measurements behind these choices are in
-// docs/2026-11-28-design-figures.md.
+// docs/notes/2026-11-28-design-figures.md.
 
 // callerSlot is one of the Scheduler's callerSlots: a request runs on
 // its caller's thread only while it holds one, so that the threads

@@ -15,9 +15,12 @@
 // backend (pread and pwrite on the caller's thread, what os.File does),
 // and keeps why it skipped the earlier ones (FallbackReason).
 // Options.Backend forces one (DISKIO_BACKEND for Default's). Linux
-// AIO is asynchronous only for O_DIRECT files: on buffered files a
-// page-cache miss blocks the loop. Default returns the process-wide
-// scheduler, started on first use.
+// AIO is asynchronous only for O_DIRECT files: a read or write of a file
+// without O_DIRECT, which io_submit would make on the loop's thread, runs
+// on its caller's thread instead, as do the blocking backend's, in one of
+// a bounded set of transfer slots (64); callers beyond them wait,
+// parked. Default returns the process-wide scheduler, started on first
+// use.
 //
 // # Requests
 //
@@ -62,7 +65,11 @@
 // such work goes to them. Options.NoInline turns all three off. Requests
 // on callers are watched for slowness and counted as the loop's requests
 // are. Nothing polls while idle: the loop spins for at most Options.Spin
-// after its last progress, then sleeps in the kernel.
+// after its last progress, then sleeps in the kernel. The callers that a
+// round of completions wakes run one after another on the loop's P, each
+// waking the next, and the last hands the P back to the loop: neither
+// they nor the loop wait for the program's busy goroutines to be
+// preempted.
 //
 // # Classes and statistics
 //

@@ -30,6 +30,9 @@ type File struct {
 	fd       int32
 	name     string
 	inMemory bool // the filesystem keeps the file's data in memory (tmpfs): nothing to wait for
+	// direct: the descriptor is open with O_DIRECT. Read on Linux AIO
+	// only, which waits asynchronously for nothing else (route).
+	direct bool
 	// rawReads: inMemory, and its pages cannot be swapped out (ramfs,
 	// or tmpfs with no swap when the File was opened), so a read is a
 	// copy that never sleeps: small ones are raw system calls
@@ -65,6 +68,9 @@ func (s *Scheduler) Open(fd int, name string) (*File, error) {
 	}
 	f := &File{s: s, fd: int32(fd), name: name, slot: -1}
 	f.inMemory, f.rawReads = inMemory(fd)
+	if s.backend == AIO {
+		f.direct = isDirect(fd)
+	}
 	return f, nil
 }
 

@@ -14,7 +14,9 @@ func (s *Scheduler) viaLoop(r *request) {
 
 // await waits for the loop to be done with r.
 func (s *Scheduler) await(r *request) {
+	r.waiting.Store(true)
 	<-r.wake
+	s.passRelay(r)
 	s.active.Add(-1)
 }
 
@@ -88,7 +90,7 @@ func (s *Scheduler) wakeLoop() {
 	// a busy machine the kernel may run that thread first and put this
 	// one aside. An ordinary system call would let the runtime take the
 	// P meanwhile and start another thread to run it (it did, in
-	// contrib/pebblevfs's YCSB runs: docs/2026-11-28-design-figures.md);
+	// contrib/pebblevfs's YCSB runs: docs/notes/2026-11-28-design-figures.md);
 	// a raw one keeps the P with its caller.
 	sys.RawWrite(s.efd, one[:])
 	if s.tracer != nil {

@@ -16,93 +16,44 @@ func (s *Scheduler) traceRequest(r *request, inline bool) {
 	s.tracer.RequestDone(ev)
 }
 
-// do runs r and waits for its completion. It is where a request's thread
-// is chosen, in this order (a page-cache File's reads and writes try the
-// cache on their callers first, File.ReadAtNowait, WriteAtNowait or
-// WriteAtInline, and send only the rest; its single-range ReadMany and
-// one-deep StreamReader come here whole):
-//
-//  1. The blocking backend: on the caller, as os.File would (admit).
-//  2. A read or write of a File whose data lives in memory (tmpfs): on
-//     the caller, as os.File would. It waits for no device, so it holds
-//     its thread no longer than the copy, and a ring could only add a
-//     round trip (io_uring hands tmpfs reads to its workers).
-//  3. On Linux AIO, what AIO has no opcode for (NOP, fallocate, unlink):
-//     on the caller.
-//  4. The idle fast path: while nothing is in flight, or for latency-class
-//     work that must not queue behind background work, on the caller's
-//     thread in one of maxInline caller slots (caller_linux.go), if one is
-//     free; never syncs and other blocking work on io_uring, which have
-//     slots of their own (5).
-//  5. On io_uring, work the ring would hand to a worker (syncs,
-//     fallocate, unlink, classified writes that come back from the ring):
-//     on the caller, in a caller slot for blocking work, until the loop has
-//     locked itself to its thread and the ring's capped worker pool takes
-//     it (caller_linux.go).
-//  6. Everything else: the loop, which submits it to the kernel queue and
-//     wakes the caller on completion. A classified write goes with
-//     RWF_NOWAIT and comes back to its caller (5) if it would block.
+// do runs r where route places it and waits for its completion.
 func (s *Scheduler) do(r *request) (int, error) {
 	c, queue := s.admit(r)
 	if !queue {
 		return c.Wait()
 	}
-	if r.file != nil && r.file.inMemory && (r.op == OpRead || r.op == OpWrite) {
+	where, slot := s.route(r)
+	switch where {
+	case onCallerNow:
 		s.runInline(r)
-		c.inline = true
-		return c.Wait()
-	}
-	if s.backend == AIO && (r.op == OpNop || r.op == OpFallocate || r.op == OpUnlink) {
-		// AIO has no such opcodes: run them here, as os.File would.
-		s.runInline(r)
-		c.inline = true
-		return c.Wait()
-	}
-	// Work io_uring would hand to a worker has slots of its own (or
-	// the workers), which bound its threads; it does not take these
-	// too, or both would hold threads at once (caller_linux.go).
-	ownSlots := s.workOnCaller && blocksWorker(r.op)
-	if !s.noInline && !ownSlots && (s.active.Load() == 0 || s.latencyOnCaller(r)) {
-		// On the caller's thread (caller_linux.go), if a caller slot is free.
-		if p := s.takeSlot(); p != nil {
-			s.runAt(p, r)
-			c.inline = true
-			return c.Wait()
-		}
-	}
-	if s.workOnCaller && !s.locked.Load() {
-		// Once the loop has locked itself for an unclassified write
-		// that may go to a worker, the ring has its worker pool, and
-		// work for it adds no thread beyond the cap: it goes there.
-		classified := r.op == OpWrite && r.class != Unclassified
-		if blocksWorker(r.op) || classified && r.file.skipRing() {
-			// io_uring would run it on a worker, or its file's
-			// writes come back from the ring: run it here.
-			s.onCaller(r)
-			c.inline = true
-			return c.Wait()
-		}
-		if classified {
-			// Back to its caller if it would block, instead of
-			// to a worker (caller_linux.go says why only these).
-			r.rwf |= unix.RWF_NOWAIT
-			r.tryNowait = true
-		}
-	}
-	s.send(r)
-	s.await(r)
-	if r.tryNowait {
-		r.file.triedRing(r.err == errWouldBlock)
-	}
-	if r.err == errWouldBlock {
-		// The ring made what it could without blocking; the
-		// caller makes the rest.
-		r.err, r.tryNowait = nil, false
-		r.rwf &^= unix.RWF_NOWAIT
+	case onTransferSlot:
+		s.runTransfer(r)
+	case onInlineSlot:
+		s.runAt(slot, r)
+	case onBlockingSlot:
 		s.onCaller(r)
-		return s.finishCall(r, true)
+	case viaLoopNowait:
+		// Back to its caller if it would block, instead of to a
+		// worker (caller_linux.go says why only these).
+		r.rwf |= unix.RWF_NOWAIT
+		r.tryNowait = true
+		s.viaLoop(r)
+		r.file.triedRing(r.err == errWouldBlock)
+		if r.err == errWouldBlock {
+			// The ring made what it could without blocking; the
+			// caller makes the rest.
+			r.err, r.tryNowait = nil, false
+			r.rwf &^= unix.RWF_NOWAIT
+			s.onCaller(r)
+			return s.finishCall(r, true)
+		}
+		return s.finishCall(r, false)
+	default: // viaLoop
+		s.viaLoop(r)
+		return s.finishCall(r, false)
 	}
-	return s.finishCall(r, false)
+	c.inline = true
+	return c.Wait()
 }
 
 // runInline runs r on its caller with blocking system calls, and records
@@ -135,7 +86,7 @@ func (s *Scheduler) runTimed(r *request, start int64) (end int64) {
 // (caller_linux.go). Each holds an OS thread in pread, as os.File would, so it must stay a
 // small constant: two lets a pair of goroutines run at os.File's speed
 // (with one, the second crosses threads); more cost threads for little
-// (docs/2026-11-28-design-figures.md).
+// (docs/notes/2026-11-28-design-figures.md).
 const maxInline = 2
 
 // ReadAt reads len(p) bytes at off from fd, resubmitting short reads until

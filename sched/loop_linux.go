@@ -24,6 +24,7 @@ type loop struct {
 	prepared  int        // SQEs prepared since the last submitAndWait
 	inflight  int        // requests in the kernel, not counting the wake-up read
 	done      []completion
+	relay     relay // callers to wake in this round (relay_linux.go)
 	spin      time.Duration
 	tracer    Tracer
 	stats     *stats
@@ -159,7 +160,10 @@ func (l *loop) main() {
 			l.scanStalls()
 		}
 		l.publish()
-		if woke && !l.locked {
+		if l.runRelay() {
+			// The callers woken have run, on this P, and the
+			// loop has it back (relay_linux.go).
+		} else if woke && !l.locked {
 			// Let the callers just woken run on this thread now:
 			// the first waits in this P's runnext, and would
 			// otherwise wait for another thread to be woken to
@@ -172,7 +176,7 @@ func (l *loop) main() {
 			// thread instead: it keeps it. Yielding only when one
 			// caller was woken (the others in the run queue, for
 			// idle Ps to steal) costs more CPU per request than it
-			// saves (docs/2026-11-28-design-figures.md).
+			// saves (docs/notes/2026-11-28-design-figures.md).
 			runtime.Gosched()
 		}
 		if progress || n > 0 {
@@ -437,9 +441,7 @@ func (l *loop) complete(c completion) bool {
 	if l.stats != nil && r.err != errWouldBlock { // else recorded when its caller made it
 		l.stats.done(r, r.tTaken, r.tSubmit, l.now)
 	}
-	g := r.group // read before the wake-up: the caller may recycle r
-	r.wake <- struct{}{}
-	g.done()
+	l.wake(r)
 	return true
 }
 
@@ -467,6 +469,7 @@ func (l *loop) shutdown() {
 		for _, c := range l.done[:n] {
 			l.complete(c)
 		}
+		l.runRelay()
 	}
 	if err := l.q.close(); err != nil {
 		l.fatal(err)

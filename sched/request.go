@@ -66,6 +66,13 @@ type request struct {
 	// the slot a request waiting in a slotQueue was given (caller_linux.go).
 	tryNowait  bool
 	callerSlot *callerSlot
+
+	// The wake-up relay (relay_linux.go): waiting is set by the caller
+	// when it begins to wait in await; relayNext is the caller it wakes
+	// next, relayEnd that it hands the loop's P back instead.
+	waiting   atomic.Bool
+	relayNext *request
+	relayEnd  bool
 }
 
 var requestPool = sync.Pool{New: func() any { return &request{wake: make(chan struct{}, 1)} }}

@@ -50,6 +50,7 @@ type Scheduler struct {
 	callerSlots  []callerSlot
 	slotQueue    slotQueue
 	callerLat    callerLatency
+	transfers    transferSlots // the backend cannot wait for a transfer without a thread (transfer_linux.go)
 	watch        callerWatch
 	noInline     bool
 	syncOnCaller bool // latency-class syncs run on their callers
@@ -74,6 +75,7 @@ type Scheduler struct {
 	unregistered atomic.Uint64 // AllocBuffer calls the arena could not serve
 
 	exited chan struct{}
+	baton  chan struct{} // the wake-up relay hands the loop its P back (relay_linux.go)
 
 	onFallback func(Fallback) // Options.OnFallback (fallback_linux.go)
 
@@ -133,7 +135,7 @@ func start(b Backend, opts Options) (*Scheduler, error) {
 	if opts.Entries <= 0 {
 		opts.Entries = defaultEntries(b)
 	}
-	s := &Scheduler{backend: b, exited: make(chan struct{}), noInline: opts.NoInline, tracer: opts.Tracer, calls: newSysCaller(opts)}
+	s := &Scheduler{backend: b, exited: make(chan struct{}), baton: make(chan struct{}, 1), transfers: newTransferSlots(), noInline: opts.NoInline, tracer: opts.Tracer, calls: newSysCaller(opts)}
 	s.syncOnCaller = !s.noInline && !opts.Classes.Off && b != Blocking
 	s.workOnCaller = !s.noInline && b == URing
 	n := maxInline

@@ -47,7 +47,8 @@ type config struct {
 	noInline   bool
 	spin       time.Duration
 	trace      string
-	isolate    bool // each run in a child process of its own
+	isolate    bool   // each run in a child process of its own
+	busy       string // -busy: busy work beside each run (busy.go)
 	json       bool
 	plot       string
 	fio        bool
@@ -94,6 +95,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.spin, "spin", 0, "diskio: how long the scheduler loop polls for completions and requests before it sleeps in the kernel (0: the default, 20µs; negative: never spin); longer spins trade CPU for latency (Glommio's storage example spins 10ms)")
 	fs.BoolVar(&c.noInline, "noinline", false, "diskio: send even a lone request through the scheduler loop (no idle fast path)")
 	fs.StringVar(&c.trace, "trace", "", "write the diskio scheduler's trace to files starting with this prefix (.wait.pb.gz, .syscalls.pb.gz, .trace.json, .jsonl, .txt)")
+	fs.StringVar(&c.busy, "busy", "", "busy work during every run, reported as its hashes/s: inproc (GOMAXPROCS goroutines of the measured process hash), procs (as many processes beside it do)")
 	fs.BoolVar(&c.isolate, "isolate", true, "run each measurement in a child process of its own, so that its OS thread count is its own (off with -trace)")
 	fs.BoolVar(&c.json, "json", false, "print the results as JSON (see Report in result.go) instead of the table")
 	fs.StringVar(&c.plot, "plot", "", "draw the results to PREFIX-throughput, -tail (latency exceedance, log-log), -scaling (IOPS, p99 and OS threads against goroutines, when there are several counts) and -model (latency-model), each .svg and .png")
@@ -140,6 +142,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if len(c.devices) > 0 && c.preset != "overhead" {
 		return nil, fmt.Errorf("-devices is for -preset overhead")
+	}
+	if c.busy != "" && !slices.Contains(busyKinds, c.busy) {
+		return nil, fmt.Errorf("-busy %q: want one of %s", c.busy, strings.Join(busyKinds, ", "))
 	}
 	if (len(c.workloads) > 0 || c.scale != 1) && c.preset != "dropin" {
 		return nil, fmt.Errorf("-workloads and -scale are for -preset dropin")

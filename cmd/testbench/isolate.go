@@ -32,6 +32,7 @@ type childRun struct {
 	Size     int64
 	UserFile bool
 	Direct   bool
+	Busy     string
 }
 
 // childResult is what it hands back on stdout.
@@ -61,7 +62,7 @@ func maybeRunChild() {
 	ctx, stop := context.WithCancel(context.Background())
 	go cancelAtEOF(0, stop) // the parent's pipe is stdin
 	fl := &files{}
-	e := &env{dir: c.Dir, path: c.Path, size: c.Size, userFile: c.UserFile, direct: c.Direct, fl: fl, prepared: true}
+	e := &env{dir: c.Dir, path: c.Path, size: c.Size, userFile: c.UserFile, direct: c.Direct, fl: fl, prepared: true, busy: c.Busy}
 	r, h := e.run(ctx, c.Job)
 	fl.removeAll()
 	stop()
@@ -98,7 +99,7 @@ func (e *env) runIsolated(ctx context.Context, j Job) (Result, *bench.Histogram)
 		r.Error = err.Error()
 		return r, new(bench.Histogram)
 	}
-	spec, err := json.Marshal(childRun{Job: j, Dir: e.dir, Path: e.path, Size: e.size, UserFile: e.userFile, Direct: e.direct})
+	spec, err := json.Marshal(childRun{Job: j, Dir: e.dir, Path: e.path, Size: e.size, UserFile: e.userFile, Direct: e.direct, Busy: e.busy})
 	if err != nil {
 		return fail(err)
 	}

@@ -148,6 +148,7 @@ type env struct {
 	tracer   sched.Tracer // -trace, or nil
 	prepared bool         // the page cache was set up by the parent process
 	prog     *progress
+	busy     string // -busy (busy.go)
 }
 
 // run executes j and returns its result (with Error set if it failed) and
@@ -155,9 +156,15 @@ type env struct {
 func (e *env) run(ctx context.Context, j Job) (Result, *bench.Histogram) {
 	h := new(bench.Histogram)
 	r := e.result(j)
+	stop, err := startBusy(e.busy)
+	if err != nil {
+		r.Error = err.Error()
+		return r, h
+	}
 	if err := e.runJob(ctx, j, &r, h); err != nil {
 		r.Error = err.Error()
 	}
+	r.BusyPerS = stop()
 	return r, h
 }
 

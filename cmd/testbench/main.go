@@ -103,8 +103,9 @@ import (
 )
 
 func main() {
-	crash.MaybeChild() // the crash mode's child is this binary, re-executed
-	maybeRunChild()    // so is each measurement (see isolate.go)
+	maybeRunBusy()     // a busy process beside a run (-busy procs) is this binary, re-executed
+	crash.MaybeChild() // so is the crash mode's child
+	maybeRunChild()    // and each measurement (see isolate.go)
 	slowdiskChild()    // and each side of -preset slowdisk
 	fl := &files{}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -177,7 +178,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, fl *files
 		rep.Notes = append(rep.Notes, why)
 	}
 
-	e := &env{dir: c.dir, size: c.size, direct: rep.Direct, fl: fl, prog: newProgress(stderr)}
+	e := &env{dir: c.dir, size: c.size, direct: rep.Direct, fl: fl, prog: newProgress(stderr), busy: c.busy}
 	var finishTrace func() error
 	if c.trace != "" {
 		if e.tracer, finishTrace, err = openTrace(c.trace); err != nil {

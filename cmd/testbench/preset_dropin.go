@@ -946,7 +946,7 @@ func dropinCell(sp dropinSpec, r, base Result) DropInCell {
 		return c
 	}
 	c.Value = dropinValue(sp, r.IOPS, r.MBPerS)
-	c.CPUUsOp, c.RWCallsOp, c.P50Us, c.P99Us = r.CPUUsPerOp, r.SyscallsPerOp, r.Lat.P50, r.Lat.P99
+	c.CPUUsOp, c.RWCallsOp, c.P50Us, c.P99Us, c.BusyPerS = r.CPUUsPerOp, r.SyscallsPerOp, r.Lat.P50, r.Lat.P99, r.BusyPerS
 	for _, rd := range r.Rounds {
 		c.Threads = max(c.Threads, rd.ThreadsPeak)
 		c.Workers = max(c.Workers, rd.WorkersPeak)
@@ -1062,7 +1062,7 @@ func printDropIn(w io.Writer, rep *Report) {
 	writeAligned(w, len(head), lines)
 
 	fmt.Fprintf(w, "\ndiagnostics (medians): CPU µs/op, read+write system calls/op (/proc/self/io; io_uring's requests not counted), p50 and p99 µs, os / diskio / direct\n")
-	dhead := []string{"workload", "CPU µs/op", "rw calls/op", "p50 µs", "p99 µs", "O_DIRECT"}
+	dhead := []string{"workload", "CPU µs/op", "rw calls/op", "p50 µs", "p99 µs", "busy hashes/s", "O_DIRECT"}
 	dlines := []tableLine{{cells: dhead}}
 	three := func(f func(DropInCell) string, r DropInRow) string {
 		return f(r.OS) + " / " + f(r.DiskIO) + " / " + f(r.Direct)
@@ -1073,6 +1073,7 @@ func printDropIn(w io.Writer, rep *Report) {
 			three(func(c DropInCell) string { return fmt.Sprintf("%.2f", c.RWCallsOp) }, r),
 			three(func(c DropInCell) string { return num(c.P50Us) }, r),
 			three(func(c DropInCell) string { return num(c.P99Us) }, r),
+			three(func(c DropInCell) string { return dropinNum(c.BusyPerS) }, r),
 			strconv.FormatBool(r.Direct.Direct)}})
 	}
 	writeAligned(w, len(dhead), dlines)

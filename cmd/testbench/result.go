@@ -94,7 +94,10 @@ type Measures struct {
 	// partial page counts), ReadReqsPerOp the read requests diskio's
 	// scheduler made per operation: the wal preset's.
 	ReadBytesPerOp float64 `json:"read_bytes_per_op,omitempty"`
-	ReadReqsPerOp  float64 `json:"read_requests_per_op,omitempty"`
+	// BusyPerS is the busy work's rate beside the run (-busy): SHA-256
+	// hashes of 64 KiB per second, over the whole run.
+	BusyPerS      float64 `json:"busy_hashes_per_s,omitempty"`
+	ReadReqsPerOp float64 `json:"read_requests_per_op,omitempty"`
 
 	Ops     int64   `json:"ops"`
 	Bytes   int64   `json:"bytes"`
@@ -197,6 +200,9 @@ type DropInCell struct {
 	RWCallsOp float64 `json:"rw_syscalls_per_op"`
 	P50Us     float64 `json:"p50_us"`
 	P99Us     float64 `json:"p99_us"`
-	Direct    bool    `json:"direct"`
-	Error     string  `json:"error,omitempty"`
+	// BusyPerS is the busy work's hashes per second beside the cell's
+	// runs (-busy), the median over the rounds.
+	BusyPerS float64 `json:"busy_hashes_per_s,omitempty"`
+	Direct   bool    `json:"direct"`
+	Error    string  `json:"error,omitempty"`
 }

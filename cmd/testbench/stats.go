@@ -109,6 +109,7 @@ func aggregate(r Result, rounds []Round) Result {
 	r.LoopSleepsPerOp = median(col(func(rd Round) float64 { return rd.LoopSleepsPerOp }))
 	r.ReadBytesPerOp = median(col(func(rd Round) float64 { return rd.ReadBytesPerOp }))
 	r.ReadReqsPerOp = median(col(func(rd Round) float64 { return rd.ReadReqsPerOp }))
+	r.BusyPerS = median(col(func(rd Round) float64 { return rd.BusyPerS }))
 	var ns float64
 	r.Ops, r.Bytes, r.Seconds = 0, 0, 0
 	for _, rd := range rounds {

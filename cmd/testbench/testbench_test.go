@@ -25,8 +25,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	crash.MaybeChild() // the crash mode re-executes this binary
-	maybeRunChild()    // and so does every isolated run
+	maybeRunBusy()     // each -busy procs process re-executes this binary
+	crash.MaybeChild() // and so does the crash mode
+	maybeRunChild()    // and every isolated run
 	slowdiskChild()    // and the slowdisk preset (TestSlowdisk)
 	os.Exit(m.Run())
 }
