@@ -22,12 +22,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/diskio-go/diskio/internal/crash"
+	"github.com/diskio-go/diskio/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
 	crash.MaybeChild() // the crash mode re-executes this binary
 	maybeRunChild()    // and so does every isolated run
 	slowdiskChild()    // and the slowdisk preset (TestSlowdisk)
+
+	testenv.InstallFilter() // DISKIO_TEST_SECCOMP
 	os.Exit(m.Run())
 }
 

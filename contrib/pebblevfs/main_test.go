@@ -1,0 +1,13 @@
+package pebblevfs
+
+import (
+	"os"
+	"testing"
+
+	"github.com/diskio-go/diskio/internal/testenv"
+)
+
+func TestMain(m *testing.M) {
+	testenv.InstallFilter() // DISKIO_TEST_SECCOMP
+	os.Exit(m.Run())
+}
