@@ -17,6 +17,7 @@ import (
 // reports it once to OnFallback and to its recorder, whose summary names
 // the backend, what it means, and why.
 func TestBackendFallbackInSummary(t *testing.T) {
+	testenv.SkipIfRefused(t, "uring", "io_uring_setup's EINVAL") // TestBackendFallbackUnderSeccomp checks the refusal
 	t.Setenv("DISKIO_BACKEND", "blocking") // New reads no environment
 	rec := trace.New(trace.Config{})
 	var got []sched.Fallback

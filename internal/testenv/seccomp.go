@@ -80,3 +80,14 @@ func UnderFilter(t *testing.T, set seccomp.Set) bool {
 	RunChild(t, SeccompEnv+"="+set.String())
 	return false
 }
+
+// SkipIfRefused skips a test that makes backend fail on purpose to see
+// what follows: under a filter that refuses backend, the refusal comes
+// first and the test would see that instead. what says what the test
+// checks, for the skip message.
+func SkipIfRefused(tb testing.TB, backend, what string) {
+	tb.Helper()
+	if refusedBackend(backend) {
+		tb.Skipf("%s: backend %s refused by the seccomp filter (%s=%s)", what, backend, SeccompEnv, Refused())
+	}
+}
