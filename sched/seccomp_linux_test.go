@@ -8,22 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/diskio-go/diskio/internal/seccomp"
 	"github.com/diskio-go/diskio/internal/testenv"
 )
-
-// seccompCases are the two containers: one that refuses io_uring, as
-// Docker's default profile does, and one that refuses Linux AIO too. Each
-// names the backend Auto must land on and what FallbackReason must say
-// of each backend it skipped.
-var seccompCases = []struct {
-	refused seccomp.Set
-	want    Backend
-	reasons []string
-}{
-	{seccomp.URing, AIO, []string{"uring: io_uring_setup: operation not permitted (io_uring disabled by sysctl kernel.io_uring_disabled or blocked by seccomp"}},
-	{seccomp.URing | seccomp.AIO, Blocking, []string{"uring: io_uring_setup: operation not permitted", "; aio: io_setup: operation not permitted"}},
-}
 
 // TestFallbackUnderSeccomp: under a real seccomp filter (a child process
 // of this test binary, or this one under DISKIO_TEST_SECCOMP), New with
@@ -32,20 +18,21 @@ var seccompCases = []struct {
 // process-wide scheduler falls back the same way, and requests are
 // served. Asking for a refused backend fails with EPERM.
 func TestFallbackUnderSeccomp(t *testing.T) {
-	for _, c := range seccompCases {
-		t.Run(c.refused.String(), func(t *testing.T) {
-			if !testenv.UnderFilter(t, c.refused) {
+	for _, c := range testenv.Refusals {
+		t.Run(c.Refused.String(), func(t *testing.T) {
+			if !testenv.UnderFilter(t, c.Refused) {
 				return
 			}
+			want := Backend(c.Backend)
 			var got []Fallback
 			s, err := New(Options{OnFallback: func(fb Fallback) { got = append(got, fb) }})
 			require.NoError(t, err)
 			defer s.Close()
-			require.Equal(t, c.want, s.Backend())
-			for _, r := range c.reasons {
+			require.Equal(t, want, s.Backend())
+			for _, r := range c.Reasons {
 				require.Contains(t, s.FallbackReason(), r)
 			}
-			require.Equal(t, []Fallback{{Backend: c.want, Reason: s.FallbackReason()}}, got)
+			require.Equal(t, []Fallback{{Backend: want, Reason: s.FallbackReason()}}, got)
 			t.Logf("%s", got[0])
 
 			f := testenv.DirectFile(t)
@@ -64,7 +51,7 @@ func TestFallbackUnderSeccomp(t *testing.T) {
 			require.Equal(t, buf, back)
 
 			for _, b := range []Backend{URing, AIO} {
-				if c.want == b {
+				if want == b {
 					break
 				}
 				_, err := New(Options{Backend: b})
@@ -74,7 +61,7 @@ func TestFallbackUnderSeccomp(t *testing.T) {
 			if os.Getenv("DISKIO_BACKEND") == "" {
 				d, err := Default()
 				require.NoError(t, err)
-				require.Equal(t, c.want, d.Backend())
+				require.Equal(t, want, d.Backend())
 				require.Equal(t, s.FallbackReason(), d.FallbackReason())
 			}
 		})

@@ -91,3 +91,19 @@ func SkipIfRefused(tb testing.TB, backend, what string) {
 		tb.Skipf("%s: backend %s refused by the seccomp filter (%s=%s)", what, backend, SeccompEnv, Refused())
 	}
 }
+
+// Refusal is a container's refusal and what the scheduler's start-up
+// must make of it (sched.New with Auto, sched.Default).
+type Refusal struct {
+	Refused seccomp.Set
+	Backend string   // the backend it must start on
+	Reasons []string // what FallbackReason must say of each backend skipped
+}
+
+// Refusals are the containers the fallback tests run in: one that
+// refuses io_uring, as Docker's default profile does, and one that
+// refuses Linux AIO too.
+var Refusals = []Refusal{
+	{seccomp.URing, "aio", []string{"uring: io_uring_setup: operation not permitted (io_uring disabled by sysctl kernel.io_uring_disabled or blocked by seccomp"}},
+	{seccomp.URing | seccomp.AIO, "blocking", []string{"uring: io_uring_setup: operation not permitted", "; aio: io_setup: operation not permitted"}},
+}
