@@ -19,6 +19,24 @@ const (
 // names are the families' names in Parse and String, in their bit order.
 var names = [...]string{"uring", "aio"}
 
+// calls are the families' system calls, by the kernel's names, in the
+// order of the numbers syscalls (seccomp_linux.go) gives.
+var calls = [...][]string{
+	{"io_uring_setup", "io_uring_enter", "io_uring_register"},
+	{"io_setup", "io_destroy", "io_submit", "io_cancel", "io_getevents", "io_pgetevents"},
+}
+
+// Calls names the system calls a filter refusing s refuses.
+func (s Set) Calls() []string {
+	var out []string
+	for i, c := range calls {
+		if s&(1<<i) != 0 {
+			out = append(out, c...)
+		}
+	}
+	return out
+}
+
 // Parse reads a comma-separated list of families ("uring", "aio"), as
 // String writes it; the empty string is the empty Set.
 func Parse(s string) (Set, error) {

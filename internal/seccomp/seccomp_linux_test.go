@@ -202,6 +202,25 @@ func checkStatus(t *testing.T, name, status string) {
 	}
 }
 
+// The names Calls gives are those of the numbers Program refuses.
+func TestCalls(t *testing.T) {
+	set := URing | AIO
+	nrs, names := set.Syscalls(), set.Calls()
+	if len(nrs) != len(names) {
+		t.Fatalf("%d numbers, %d names", len(nrs), len(names))
+	}
+	byName := map[string]uint32{
+		"io_uring_setup": unix.SYS_IO_URING_SETUP, "io_uring_enter": unix.SYS_IO_URING_ENTER, "io_uring_register": unix.SYS_IO_URING_REGISTER,
+		"io_setup": unix.SYS_IO_SETUP, "io_destroy": unix.SYS_IO_DESTROY, "io_submit": unix.SYS_IO_SUBMIT,
+		"io_cancel": unix.SYS_IO_CANCEL, "io_getevents": unix.SYS_IO_GETEVENTS, "io_pgetevents": unix.SYS_IO_PGETEVENTS,
+	}
+	for i, n := range names {
+		if nr, ok := byName[n]; !ok || nr != nrs[i] {
+			t.Errorf("call %d: %s, number %d", i, n, nrs[i])
+		}
+	}
+}
+
 // TestProgram runs the program on seccomp_data as the kernel would hand
 // it: the refused calls get EPERM, others pass, and so does nothing
 // through a foreign ABI.
