@@ -41,6 +41,13 @@ func InstallFilter() {
 	installed = set
 }
 
+// Main is the TestMain of a package that needs nothing more: the filter
+// SeccompEnv names, then the tests.
+func Main(m *testing.M) {
+	InstallFilter()
+	os.Exit(m.Run())
+}
+
 // Refused returns the families SeccompEnv names (none when it is unset
 // or unreadable): the backends a test run does without.
 func Refused() seccomp.Set {
