@@ -251,6 +251,31 @@ func TestDropIn(t *testing.T) {
 	require.ErrorContains(t, err, "bad -scale")
 }
 
+// -seccomp: the children that measure refuse io_uring (and AIO) with a
+// real filter, and the diskio rows say what the scheduler runs on; this
+// process stays as it was.
+func TestDropInSeccomp(t *testing.T) {
+	for _, c := range testenv.Refusals {
+		t.Run(c.Refused.String(), func(t *testing.T) {
+			if testenv.Refused()&^c.Refused != 0 {
+				t.Skipf("this process refuses %s already", testenv.Refused())
+			}
+			out, stderr, err := tiny(t, "-isolate=true", "-preset", "dropin", "-rounds", "1", "-scale", "0.01", "-workloads", "hot-read-1", "-seccomp", c.Refused.String())
+			require.NoError(t, err, stderr)
+			require.Contains(t, out, "note: -seccomp "+c.Refused.String()+": the processes that measure refuse io_uring_setup, ")
+			require.Contains(t, out, "note (diskio, direct): scheduler on "+c.Backend+" (")
+			for _, r := range c.Reasons {
+				require.Contains(t, out, r)
+			}
+			require.NotContains(t, out, "error")
+		})
+	}
+	_, _, err := tiny(t, "-preset", "fsync", "-seccomp", "uring")
+	require.ErrorContains(t, err, "-seccomp is for -preset dropin")
+	_, _, err = tiny(t, "-preset", "dropin", "-seccomp", "epoll")
+	require.ErrorContains(t, err, `unknown system-call family "epoll"`)
+}
+
 // The -json output of a real run decodes into the documented struct with
 // the fields result.go documents.
 func TestJSONDecodes(t *testing.T) {
