@@ -79,6 +79,7 @@ func decode(t *testing.T, out string) Report {
 // something, except the ones this machine may refuse (IOPOLL needs poll
 // queues).
 func TestPresets(t *testing.T) {
+	testenv.SkipIfRefused(t, "uring", "the presets' io_uring and Linux AIO rows")
 	for _, p := range presetNames {
 		t.Run(p, func(t *testing.T) {
 			args := []string{"-preset", p, "-json"}
@@ -279,6 +280,7 @@ func TestDropInSeccomp(t *testing.T) {
 // The -json output of a real run decodes into the documented struct with
 // the fields result.go documents.
 func TestJSONDecodes(t *testing.T) {
+	testenv.SkipIfRefused(t, "uring", "its uring rows")
 	out, stderr, err := tiny(t, "-json", "-rw", "randread,randwrite", "-goroutines", "1,4", "-backends", "uring,os.File")
 	require.NoError(t, err, stderr)
 	rep := decode(t, out)
@@ -346,6 +348,7 @@ func TestTableAndPlot(t *testing.T) {
 // rotated order each round, every row has one Round per round, and its
 // figures are the medians inside their intervals.
 func TestRoundsJSON(t *testing.T) {
+	testenv.SkipIfRefused(t, "uring", "its uring rows")
 	out, stderr, err := tiny(t, "-json", "-rounds", "3", "-goroutines", "2", "-backends", "uring,aio,os.File")
 	require.NoError(t, err, stderr)
 	rep := decode(t, out)
@@ -435,6 +438,7 @@ func TestBadInput(t *testing.T) {
 // By default each run happens in a child process, and its result (with
 // its latency histogram) comes back intact.
 func TestIsolated(t *testing.T) {
+	testenv.SkipIfRefused(t, "uring", "its uring row")
 	out, _, err := tiny(t, "-isolate=true", "-json", "-backends", "uring,os.File", "-rw", "randread", "-goroutines", "4")
 	require.NoError(t, err)
 	var rep Report
@@ -467,6 +471,7 @@ func TestCustomIsolated(t *testing.T) {
 
 // -trace PREFIX writes the tracer's files for the diskio runs.
 func TestTrace(t *testing.T) {
+	testenv.SkipIfRefused(t, "uring", "its uring rows")
 	prefix := filepath.Join(t.TempDir(), "run")
 	_, _, err := tiny(t, "-backends", "uring", "-rw", "randread", "-goroutines", "4", "-trace", prefix)
 	require.NoError(t, err)
