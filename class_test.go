@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/diskio-go/diskio/internal/testenv"
 	"github.com/diskio-go/diskio/sched"
 )
 
@@ -29,7 +30,7 @@ func TestWithClassAndSlowName(t *testing.T) {
 		}),
 	})
 	if err != nil {
-		t.Skip(err)
+		testenv.Unavailable(t, "uring", err)
 	}
 	defer s.Close()
 	path := filepath.Join(t.TempDir(), "wal")

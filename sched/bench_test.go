@@ -20,6 +20,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	testenv.InstallFilter() // DISKIO_TEST_SECCOMP
 	code := m.Run()
 	benchfile.Remove()
 	os.Exit(code)

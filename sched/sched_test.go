@@ -382,6 +382,8 @@ func TestNoLostWakeups(t *testing.T) {
 
 // The start-up chain falls back from uring to aio and keeps the reason.
 func TestFallbackChainKeepsReason(t *testing.T) {
+	// Under a filter that refuses io_uring, TestFallbackUnderSeccomp checks the fallback.
+	testenv.SkipIfRefused(t, "uring", "io_uring_setup's EINVAL")
 	t.Setenv("DISKIO_BACKEND", "blocking") // New reads no environment
 	// Setup flags no kernel knows make io_uring_setup fail with EINVAL.
 	s, err := New(Options{SetupFlags: 1 << 30})

@@ -17,6 +17,8 @@ import (
 // reports it once to OnFallback and to its recorder, whose summary names
 // the backend, what it means, and why.
 func TestBackendFallbackInSummary(t *testing.T) {
+	// Under a filter that refuses io_uring, TestBackendFallbackUnderSeccomp checks the fallback.
+	testenv.SkipIfRefused(t, "uring", "io_uring_setup's EINVAL")
 	t.Setenv("DISKIO_BACKEND", "blocking") // New reads no environment
 	rec := trace.New(trace.Config{})
 	var got []sched.Fallback
@@ -54,4 +56,32 @@ func TestBackendFallbackInSummary(t *testing.T) {
 	text = summary(t, rec.Snapshot())
 	require.Contains(t, text, "backend: aio\n  aio: Linux AIO is asynchronous only")
 	require.Contains(t, text, "fallbacks: none reported")
+}
+
+// TestBackendFallbackUnderSeccomp: under a real seccomp filter that
+// refuses io_uring (or io_uring and Linux AIO), a scheduler started with
+// Auto tells its recorder, and the summary names the backend it runs on
+// and the refusals.
+func TestBackendFallbackUnderSeccomp(t *testing.T) {
+	for _, c := range testenv.Refusals {
+		t.Run(c.Refused.String(), func(t *testing.T) {
+			if !testenv.UnderFilter(t, c.Refused) {
+				return
+			}
+			rec := trace.New(trace.Config{})
+			s, err := sched.New(sched.Options{Tracer: rec})
+			require.NoError(t, err)
+			defer s.Close()
+			f := testenv.DirectFile(t)
+			_, err = s.WriteAt(int(f.Fd()), testenv.AlignedBuf(t, blockSize), 0)
+			require.NoError(t, err)
+
+			text := summary(t, rec.Snapshot())
+			require.Contains(t, text, "backend: "+c.Backend+"\n")
+			require.Contains(t, text, "fallbacks: 1\n  scheduler on "+c.Backend+": "+s.FallbackReason()+"\n")
+			for _, r := range c.Reasons {
+				require.Contains(t, text, r)
+			}
+		})
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/diskio-go/diskio/internal/seccomp"
 )
 
 // config is the parsed command line.
@@ -47,8 +49,9 @@ type config struct {
 	noInline   bool
 	spin       time.Duration
 	trace      string
-	isolate    bool   // each run in a child process of its own
-	busy       string // -busy: busy work beside each run (busy.go)
+	isolate    bool        // each run in a child process of its own
+	busy       string      // -busy: busy work beside each run (busy.go)
+	seccomp    seccomp.Set // -seccomp: what the processes that measure refuse
 	json       bool
 	plot       string
 	fio        bool
@@ -70,7 +73,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		fmt.Fprintf(stderr, "usage: testbench [flags]\n\nWith no flags: os.File vs diskio on io_uring and AIO (random reads, a scan, a durable write).\nPresets (-preset): %s.\n\n", strings.Join(presetNames, ", "))
 		fs.PrintDefaults()
 	}
-	var size, bs, bufSize, gs, backends, rws, workloads, devices string
+	var size, bs, bufSize, gs, backends, rws, workloads, devices, refuse string
 	fs.StringVar(&c.preset, "preset", "", "run a preset: "+strings.Join(presetNames, ", "))
 	fs.BoolVar(&c.info, "info", false, "only report what the kernel and the directory support")
 	fs.StringVar(&c.dir, "dir", ".", "directory for the temporary test files")
@@ -103,6 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&workloads, "workloads", "", "-preset dropin: run only these rows (comma-separated; a name selects all its rows, as cold-read, or one, as cold-read-16; -workloads list prints them)")
 	fs.Float64Var(&c.scale, "scale", 1, "-preset dropin: multiply the work of the rows that are not timed (at 1: a 256 MiB bufio file, 200,000 Writes, 2,000 appends, 4,096 group-commit writes, 50,000 overwrites, 2,000 small files, a 512 MiB copy)")
 	fs.StringVar(&devices, "devices", "", "-preset overhead: the devices, in order (shm: a file on tmpfs; loop: ext4 on a loop device with direct I/O over tmpfs; zram: ext4 on zram; disk: the -dir file); default shm,loop,disk")
+	fs.StringVar(&refuse, "seccomp", "", "-preset dropin: refuse io_uring (uring), or io_uring and Linux AIO (uring,aio), with EPERM in the processes that measure, by a seccomp filter as a container's profile does (Docker's default refuses io_uring): the diskio rows run on the scheduler's fallback")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the testbench process to this file; with -isolate=false it holds the runs")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -148,6 +152,17 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if (len(c.workloads) > 0 || c.scale != 1) && c.preset != "dropin" {
 		return nil, fmt.Errorf("-workloads and -scale are for -preset dropin")
+	}
+	if c.seccomp, err = seccomp.Parse(refuse); err != nil {
+		return nil, fmt.Errorf("bad -seccomp %q: %w", refuse, err)
+	}
+	if c.seccomp != 0 {
+		if c.preset != "dropin" {
+			return nil, fmt.Errorf("-seccomp is for -preset dropin")
+		}
+		if _, err := seccomp.Program(c.seccomp); err != nil {
+			return nil, err
+		}
 	}
 	if !(c.scale > 0 && c.scale <= 1000) {
 		return nil, fmt.Errorf("bad -scale %v: want a factor in (0, 1000]", c.scale)

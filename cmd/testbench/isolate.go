@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/diskio-go/diskio/internal/bench"
+	"github.com/diskio-go/diskio/internal/seccomp"
 )
 
 // Each run happens in a child process of its own (this program,
@@ -33,6 +34,7 @@ type childRun struct {
 	UserFile bool
 	Direct   bool
 	Busy     string
+	Seccomp  seccomp.Set // refused before the run (-seccomp)
 }
 
 // childResult is what it hands back on stdout.
@@ -59,6 +61,13 @@ func maybeRunChild() {
 	// it and cancels the child by closing its stdin, and the child then
 	// stops the run, removes its files and reports the canceled result.
 	signal.Ignore(os.Interrupt, syscall.SIGTERM)
+	// Before anything starts diskio's scheduler, as in a container.
+	if c.Seccomp != 0 {
+		if err := seccomp.Install(c.Seccomp); err != nil {
+			fmt.Fprintln(os.Stderr, "testbench child: -seccomp:", err)
+			os.Exit(2)
+		}
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	go cancelAtEOF(0, stop) // the parent's pipe is stdin
 	fl := &files{}
@@ -99,7 +108,7 @@ func (e *env) runIsolated(ctx context.Context, j Job) (Result, *bench.Histogram)
 		r.Error = err.Error()
 		return r, new(bench.Histogram)
 	}
-	spec, err := json.Marshal(childRun{Job: j, Dir: e.dir, Path: e.path, Size: e.size, UserFile: e.userFile, Direct: e.direct, Busy: e.busy})
+	spec, err := json.Marshal(childRun{Job: j, Dir: e.dir, Path: e.path, Size: e.size, UserFile: e.userFile, Direct: e.direct, Busy: e.busy, Seccomp: e.seccomp})
 	if err != nil {
 		return fail(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/diskio-go/diskio"
 	"github.com/diskio-go/diskio/internal/bench"
 	"github.com/diskio-go/diskio/internal/mem"
+	"github.com/diskio-go/diskio/internal/seccomp"
 	"github.com/diskio-go/diskio/sched"
 )
 
@@ -147,6 +148,7 @@ type env struct {
 	fl       *files
 	tracer   sched.Tracer // -trace, or nil
 	prepared bool         // the page cache was set up by the parent process
+	seccomp  seccomp.Set  // -seccomp: what each isolated run's process refuses
 	prog     *progress
 	busy     string // -busy (busy.go)
 }

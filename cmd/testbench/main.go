@@ -99,6 +99,7 @@ import (
 	"github.com/diskio-go/diskio/internal/bench"
 	"github.com/diskio-go/diskio/internal/crash"
 	"github.com/diskio-go/diskio/internal/dio"
+	"github.com/diskio-go/diskio/internal/seccomp"
 	"github.com/diskio-go/diskio/uring"
 )
 
@@ -179,6 +180,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, fl *files
 	}
 
 	e := &env{dir: c.dir, size: c.size, direct: rep.Direct, fl: fl, prog: newProgress(stderr), busy: c.busy}
+	if err := refuse(c, e, rep); err != nil {
+		return err
+	}
 	var finishTrace func() error
 	if c.trace != "" {
 		if e.tracer, finishTrace, err = openTrace(c.trace); err != nil {
@@ -246,6 +250,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, fl *files
 	}
 	printReport(stdout, rep)
 	return nil
+}
+
+// refuse applies -seccomp: each isolated run's process installs the
+// filter before it starts (isolate.go); runs in this process need it
+// here, before any of them starts diskio's scheduler.
+func refuse(c *config, e *env, rep *Report) error {
+	if c.seccomp == 0 {
+		return nil
+	}
+	rep.Seccomp = c.seccomp.String()
+	rep.Notes = append(rep.Notes, fmt.Sprintf("-seccomp %s: the processes that measure refuse %s with EPERM (a seccomp filter, as a container's profile); diskio's rows run on the scheduler's fallback", c.seccomp, strings.Join(c.seccomp.Calls(), ", ")))
+	if c.isolate && c.trace == "" {
+		e.seccomp = c.seccomp
+		return nil
+	}
+	return seccomp.Install(c.seccomp)
 }
 
 // startCPUProfile writes a CPU profile of this process to path until the

@@ -474,6 +474,13 @@ func dropinRun(ctx context.Context, e *env, j Job, r *Result, h *bench.Histogram
 		return err
 	}
 	f.Close()
+	if j.Backend != "os.File" {
+		// Where the kernel or a seccomp filter (-seccomp) refused
+		// io_uring, the row says what the scheduler runs on.
+		if s, err := sched.Default(); err == nil && s.FallbackReason() != "" {
+			r.Note = joinNote(r.Note, fmt.Sprintf("scheduler on %s (%s)", s.Backend(), s.FallbackReason()))
+		}
+	}
 	w := &dropinWork{j: j, e: e, open: open, hist: h}
 	unhook := context.AfterFunc(ctx, func() { w.stop.Store(true) })
 	defer unhook()
@@ -1034,6 +1041,19 @@ func dropinValueCell(c DropInCell) string {
 func printDropIn(w io.Writer, rep *Report) {
 	for _, n := range rep.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	var notes []string
+	sides := map[string][]string{}
+	for _, r := range rep.Results {
+		if r.Note != "" && !slices.Contains(sides[r.Note], r.Label) {
+			if sides[r.Note] == nil {
+				notes = append(notes, r.Note)
+			}
+			sides[r.Note] = append(sides[r.Note], r.Label)
+		}
+	}
+	for _, n := range notes {
+		fmt.Fprintf(w, "note (%s): %s\n", strings.Join(sides[n], ", "), n)
 	}
 	sum := rep.DropIn
 	if sum == nil {

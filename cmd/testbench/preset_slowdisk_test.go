@@ -9,12 +9,17 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskio-go/diskio/internal/testenv"
 )
 
 // On a loop device throttled to 500 reads/s, 3,000 goroutines each read
 // 4 KiB: os.File holds a thread per waiting read (and with its limit
 // lowered to 300 threads dies of it), diskio finishes with a handful.
 func TestSlowdisk(t *testing.T) {
+	// Where io_uring and Linux AIO are both refused, the blocking backend
+	// holds a thread per waiting read, as os.File does.
+	testenv.SkipIfRefused(t, "aio", "diskio's thread bound on a slow disk")
 	if why := slowdiskSkip(); why != "" {
 		t.Skip(why)
 	}

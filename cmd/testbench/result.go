@@ -6,16 +6,17 @@ package main
 
 // Report is the -json output of one testbench invocation.
 type Report struct {
-	Preset     string   `json:"preset"`      // "default", a preset name, or "custom" (workload flags)
-	Command    string   `json:"command"`     // the command line
-	GoVersion  string   `json:"go_version"`  // runtime.Version()
-	GOMAXPROCS int      `json:"gomaxprocs"`  // runtime.GOMAXPROCS(0)
-	Dir        string   `json:"dir"`         // directory of the test files
-	FSType     string   `json:"fs_type"`     // filesystem of Dir (statfs)
-	Direct     bool     `json:"direct"`      // O_DIRECT works in Dir
-	FileSize   int64    `json:"file_size"`   // bytes of the read test file
-	FitsInRAM  bool     `json:"fits_in_ram"` // FileSize < MemAvailable: buffered re-reads may hit the page cache
-	Rounds     int      `json:"rounds"`      // alternating rounds every row ran (-rounds)
+	Preset     string   `json:"preset"`            // "default", a preset name, or "custom" (workload flags)
+	Command    string   `json:"command"`           // the command line
+	GoVersion  string   `json:"go_version"`        // runtime.Version()
+	GOMAXPROCS int      `json:"gomaxprocs"`        // runtime.GOMAXPROCS(0)
+	Dir        string   `json:"dir"`               // directory of the test files
+	FSType     string   `json:"fs_type"`           // filesystem of Dir (statfs)
+	Direct     bool     `json:"direct"`            // O_DIRECT works in Dir
+	FileSize   int64    `json:"file_size"`         // bytes of the read test file
+	FitsInRAM  bool     `json:"fits_in_ram"`       // FileSize < MemAvailable: buffered re-reads may hit the page cache
+	Rounds     int      `json:"rounds"`            // alternating rounds every row ran (-rounds)
+	Seccomp    string   `json:"seccomp,omitempty"` // -seccomp: the system calls the measuring processes refused ("uring", "uring,aio")
 	Notes      []string `json:"notes,omitempty"`
 	Results    []Result `json:"results"`
 	// Model is the latency-model preset's analysis (nil for the others).

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/diskio-go/diskio/internal/crash"
+	"github.com/diskio-go/diskio/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -29,6 +30,8 @@ func TestMain(m *testing.M) {
 	crash.MaybeChild() // and so does the crash mode
 	maybeRunChild()    // and every isolated run
 	slowdiskChild()    // and the slowdisk preset (TestSlowdisk)
+
+	testenv.InstallFilter() // DISKIO_TEST_SECCOMP
 	os.Exit(m.Run())
 }
 
@@ -77,6 +80,7 @@ func decode(t *testing.T, out string) Report {
 // something, except the ones this machine may refuse (IOPOLL needs poll
 // queues).
 func TestPresets(t *testing.T) {
+	testenv.SkipIfRefused(t, "uring", "the presets' io_uring and Linux AIO rows")
 	for _, p := range presetNames {
 		t.Run(p, func(t *testing.T) {
 			args := []string{"-preset", p, "-json"}
@@ -249,9 +253,35 @@ func TestDropIn(t *testing.T) {
 	require.ErrorContains(t, err, "bad -scale")
 }
 
+// -seccomp: the children that measure refuse io_uring (and AIO) with a
+// real filter, and the diskio rows say what the scheduler runs on; this
+// process stays as it was.
+func TestDropInSeccomp(t *testing.T) {
+	for _, c := range testenv.Refusals {
+		t.Run(c.Refused.String(), func(t *testing.T) {
+			if testenv.Refused()&^c.Refused != 0 {
+				t.Skipf("this process refuses %s already", testenv.Refused())
+			}
+			out, stderr, err := tiny(t, "-isolate=true", "-preset", "dropin", "-rounds", "1", "-scale", "0.01", "-workloads", "hot-read-1", "-seccomp", c.Refused.String())
+			require.NoError(t, err, stderr)
+			require.Contains(t, out, "note: -seccomp "+c.Refused.String()+": the processes that measure refuse io_uring_setup, ")
+			require.Contains(t, out, "note (diskio, direct): scheduler on "+c.Backend+" (")
+			for _, r := range c.Reasons {
+				require.Contains(t, out, r)
+			}
+			require.NotContains(t, out, "error")
+		})
+	}
+	_, _, err := tiny(t, "-preset", "fsync", "-seccomp", "uring")
+	require.ErrorContains(t, err, "-seccomp is for -preset dropin")
+	_, _, err = tiny(t, "-preset", "dropin", "-seccomp", "epoll")
+	require.ErrorContains(t, err, `unknown system-call family "epoll"`)
+}
+
 // The -json output of a real run decodes into the documented struct with
 // the fields result.go documents.
 func TestJSONDecodes(t *testing.T) {
+	testenv.SkipIfRefused(t, "uring", "its uring rows")
 	out, stderr, err := tiny(t, "-json", "-rw", "randread,randwrite", "-goroutines", "1,4", "-backends", "uring,os.File")
 	require.NoError(t, err, stderr)
 	rep := decode(t, out)
@@ -319,6 +349,7 @@ func TestTableAndPlot(t *testing.T) {
 // rotated order each round, every row has one Round per round, and its
 // figures are the medians inside their intervals.
 func TestRoundsJSON(t *testing.T) {
+	testenv.SkipIfRefused(t, "uring", "its uring rows")
 	out, stderr, err := tiny(t, "-json", "-rounds", "3", "-goroutines", "2", "-backends", "uring,aio,os.File")
 	require.NoError(t, err, stderr)
 	rep := decode(t, out)
@@ -408,6 +439,7 @@ func TestBadInput(t *testing.T) {
 // By default each run happens in a child process, and its result (with
 // its latency histogram) comes back intact.
 func TestIsolated(t *testing.T) {
+	testenv.SkipIfRefused(t, "uring", "its uring row")
 	out, _, err := tiny(t, "-isolate=true", "-json", "-backends", "uring,os.File", "-rw", "randread", "-goroutines", "4")
 	require.NoError(t, err)
 	var rep Report
@@ -440,6 +472,7 @@ func TestCustomIsolated(t *testing.T) {
 
 // -trace PREFIX writes the tracer's files for the diskio runs.
 func TestTrace(t *testing.T) {
+	testenv.SkipIfRefused(t, "uring", "its uring rows")
 	prefix := filepath.Join(t.TempDir(), "run")
 	_, _, err := tiny(t, "-backends", "uring", "-rw", "randread", "-goroutines", "4", "-trace", prefix)
 	require.NoError(t, err)

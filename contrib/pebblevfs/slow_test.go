@@ -42,6 +42,9 @@ func TestDiskSlowFromScheduler(t *testing.T) {
 	})
 	require.NoError(t, err)
 	defer s.Close()
+	if s.Backend() == sched.Blocking {
+		t.Skip("the blocking backend (io_uring and Linux AIO refused) has no slow-request detection (sched.Options.SlowThreshold)")
+	}
 	db, err := pebble.Open(t.TempDir(), &pebble.Options{FS: New(diskio.WithScheduler(s)), Logger: testLogger{t}})
 	require.NoError(t, err)
 	for i := range 100 {

@@ -336,3 +336,28 @@ func median(d []time.Duration) time.Duration {
 	slices.Sort(s)
 	return s[len(s)/2]
 }
+
+// TestFallbackUnderSeccomp: under a real seccomp filter that refuses
+// io_uring (or io_uring and Linux AIO), the process-wide scheduler runs
+// on the next backend, and the collector says so:
+// diskio_scheduler_fallback is 1 with that backend's label, as
+// diskio_scheduler_info's is.
+func TestFallbackUnderSeccomp(t *testing.T) {
+	for _, c := range testenv.Refusals {
+		t.Run(c.Refused.String(), func(t *testing.T) {
+			if !testenv.UnderFilter(t, c.Refused) {
+				return
+			}
+			t.Setenv("DISKIO_BACKEND", "")
+			s, err := sched.Default()
+			require.NoError(t, err)
+			for _, r := range c.Reasons {
+				require.Contains(t, s.FallbackReason(), r)
+			}
+			fams := gather(t, New(s, Options{}))
+			label := map[string]string{"backend": c.Backend}
+			require.EqualValues(t, 1, find(t, fams["diskio_scheduler_fallback"], label).GetGauge().GetValue())
+			require.EqualValues(t, 1, find(t, fams["diskio_scheduler_info"], label).GetGauge().GetValue())
+		})
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+
+	"github.com/diskio-go/diskio/internal/testenv"
 )
 
 // childEnv names the role a re-executed test binary plays (children.go's
@@ -29,6 +31,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	testenv.InstallFilter() // DISKIO_TEST_SECCOMP
 	os.Exit(m.Run())
 }
 

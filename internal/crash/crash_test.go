@@ -9,10 +9,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskio-go/diskio/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
 	MaybeChild()
+	testenv.InstallFilter() // DISKIO_TEST_SECCOMP
 	os.Exit(m.Run())
 }
 

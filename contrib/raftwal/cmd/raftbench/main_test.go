@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/diskio-go/diskio/internal/testenv"
 )
 
 // TestMain makes the test binary a node when the cluster starts it as one.
@@ -16,6 +18,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	testenv.InstallFilter() // DISKIO_TEST_SECCOMP
 	os.Exit(m.Run())
 }
 
