@@ -233,6 +233,13 @@ var dropinSpecs = func() []dropinSpec {
 			},
 			run: dropinGroupCommit},
 	)
+	for _, g := range []int{64, 256, 1024} {
+		specs = append(specs, dropinSpec{key: "many-files-" + strconv.Itoa(g), name: "many-files", unit: "ops/s", g: g, bs: 4096, count: 16_384,
+			head: func(n, _ int64) string {
+				return fmt.Sprintf("%d goroutines, each 4 KiB appends (O_APPEND) + Sync to its own new file, %s commits", g, commas(float64(n)))
+			},
+			run: dropinManyFiles})
+	}
 	for _, g := range []int{1, 16} {
 		specs = append(specs, dropinSpec{key: "overwrite-" + strconv.Itoa(g), name: "overwrite", unit: "ops/s", g: g, bs: 4096, count: 50_000, writesData: true,
 			head: func(n, size int64) string {
@@ -744,6 +751,56 @@ func dropinGroupCommit(_ context.Context, w *dropinWork) error {
 			off := (k*int64(j.G) + int64(g)) * int64(j.BS)
 			t0 := time.Now()
 			if _, err := f.WriteAt(rec, off); err != nil {
+				return err
+			}
+			if err := f.Sync(); err != nil {
+				return err
+			}
+			h.Record(time.Since(t0))
+			ops.Add(1)
+		}
+		return nil
+	})
+	w.end()
+	w.ops = ops.Load()
+	w.bytes = w.ops * int64(j.BS)
+	return err
+}
+
+// dropinManyFiles: j.G goroutines, each with a new O_APPEND file of its
+// own (one log per tenant), append j.BS bytes and Sync, Limit commits in
+// all. The files are created before the measurement.
+func dropinManyFiles(_ context.Context, w *dropinWork) error {
+	j := w.j
+	dir := w.temp("many")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	rec := dropinData(j.BS)
+	files := make([]dropinFile, j.G)
+	defer func() {
+		for _, f := range files {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}()
+	for g := range files {
+		f, err := w.open(dropinSmallName(dir, int64(g)), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		files[g] = f
+	}
+	w.opened(files[0])
+	var ops atomic.Int64
+	w.begin()
+	err := w.parallel(func(g int, h *bench.Histogram) error {
+		f := files[g]
+		for range share(j.Limit, g, j.G) {
+			t0 := time.Now()
+			if _, err := f.Write(rec); err != nil {
 				return err
 			}
 			if err := f.Sync(); err != nil {
