@@ -41,7 +41,7 @@ func (f *File) Sync() error {
 		return err
 	}
 	defer f.release()
-	f.dur.called(true)
+	f.flushCalled(true)
 	defer f.dur.flushDone()
 	if f.nothingToFlush(true) {
 		return f.flush.failed()
@@ -62,12 +62,24 @@ func (f *File) Datasync() error {
 	if plain {
 		return plainDatasync(f.osf)
 	}
-	f.dur.called(false)
+	f.flushCalled(false)
 	defer f.dur.flushDone()
 	if f.nothingToFlush(false) {
 		return f.flush.failed()
 	}
 	return f.flush.sync(false, f.doFlush)
+}
+
+// flushCalled notes a Sync (full) or Datasync call for durable writes in
+// one trip (durability.called), except that while the scheduler shares
+// flushes among many Files (sched.File.FlushShared) the next write stays
+// an ordinary one: a durable write would be a flush of this File's alone,
+// where the next call can share one.
+func (f *File) flushCalled(full bool) {
+	f.dur.called(full)
+	if f.io.FlushShared() {
+		f.dur.through.Store(0)
+	}
 }
 
 // doFlush is one device flush for a round of the flush group: fsync or

@@ -45,6 +45,9 @@ type File struct {
 	// the next one is likely a miss too and is made as an ordinary
 	// system call (see rawNowaitMax).
 	missed atomic.Bool
+	// shared is the shared flush of the File's filesystem once a sync
+	// has looked it up, sharedFlushOff if it has none (flush_linux.go).
+	shared atomic.Pointer[devFlush]
 
 	// slot is the loop's: the File's index in io_uring's registered
 	// file table, or -1. registered says Register was asked.
@@ -178,6 +181,11 @@ func (f *File) transfer(op Op, p []byte, off int64, rwf uint32) (int, error) {
 	}
 	r := f.request(op)
 	r.buf, r.off, r.rwf, r.done = p, off, rwf, done
+	if rwf&(unix.RWF_DSYNC|unix.RWF_SYNC) != 0 {
+		// A durable write is a flush of its own (see flushes).
+		f.s.flushes.own.Add(1)
+		defer f.s.flushes.own.Add(-1)
+	}
 	return f.s.do(r)
 }
 
@@ -236,12 +244,17 @@ func (f *File) WriteAtFlags(p []byte, off int64, rwf uint32) (int, error) {
 	return f.transfer(OpWrite, p, off, rwf)
 }
 
-// Fsync flushes the file's data and metadata to stable storage.
-func (f *File) Fsync() error { return f.s.doErr(f.request(OpFsync)) }
+// Fsync flushes the file's data and metadata to stable storage: when it
+// returns nil, what fsync(2) on the descriptor would have made durable
+// is. It is the descriptor's fsync, or, where many syncs are under way, a
+// syncfs(2) of the file's filesystem shared with other Files' syncs
+// (flush_linux.go), with the file's own writeback errors reported as
+// fsync reports them.
+func (f *File) Fsync() error { return f.sync(OpFsync) }
 
 // Fdatasync flushes the file's data, and the metadata needed to read it
-// back.
-func (f *File) Fdatasync() error { return f.s.doErr(f.request(OpFdatasync)) }
+// back; shared as Fsync is.
+func (f *File) Fdatasync() error { return f.sync(OpFdatasync) }
 
 // Fallocate is fallocate(2) through the scheduler.
 func (f *File) Fallocate(mode uint32, off, length int64) error {
