@@ -5,6 +5,7 @@ package sched
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -69,6 +70,67 @@ func (s *Scheduler) Open(fd int, name string) (*File, error) {
 	f := &File{s: s, fd: int32(fd), name: name, slot: -1}
 	f.inMemory, f.rawReads = inMemory(fd)
 	return f, nil
+}
+
+// OpenPath is Open for a descriptor the caller has just opened at path
+// (os.OpenFile's name), which names the File too. Where path is absolute
+// and a File opened earlier in the same directory was found on a
+// filesystem that keeps no data in memory (not tmpfs or ramfs), the new
+// File is taken to be on it too, and opening it asks the kernel nothing
+// (Open asks fstatfs). A directory that becomes a mount point of tmpfs
+// later keeps that answer for its new files: they are then served as
+// files on a disk are, correctly but without the in-memory shortcuts.
+func (s *Scheduler) OpenPath(fd int, path string) (*File, error) {
+	dir, ok := dirOf(path)
+	if !ok || !s.onDisk.has(dir) {
+		f, err := s.Open(fd, path)
+		if err == nil && ok && !f.inMemory {
+			s.onDisk.add(dir)
+		}
+		return f, err
+	}
+	if fd < 0 || fd > 1<<31-1 {
+		return nil, unix.EBADF
+	}
+	if s.state.Load()&stateClosed != 0 {
+		return nil, ErrClosed
+	}
+	return &File{s: s, fd: int32(fd), name: path, slot: -1}, nil
+}
+
+// dirOf returns the directory of an absolute path ("/a/b" for
+// "/a/b/c"), or false.
+func dirOf(path string) (string, bool) {
+	if len(path) == 0 || path[0] != '/' {
+		return "", false
+	}
+	i := strings.LastIndexByte(path, '/')
+	return path[:i+1], true
+}
+
+// diskDirs remembers a few directories whose files are on a filesystem
+// that keeps no data in memory (OpenPath), in a small table indexed by a
+// hash of the name: a directory pushed out by another of the same hash
+// is asked again.
+type diskDirs struct {
+	dirs [16]atomic.Pointer[string]
+}
+
+func diskDirSlot(dir string) int {
+	h := uint32(2166136261) // FNV-1a
+	for i := 0; i < len(dir); i++ {
+		h = (h ^ uint32(dir[i])) * 16777619
+	}
+	return int(h % 16)
+}
+
+func (d *diskDirs) has(dir string) bool {
+	p := d.dirs[diskDirSlot(dir)].Load()
+	return p != nil && *p == dir
+}
+
+func (d *diskDirs) add(dir string) {
+	d.dirs[diskDirSlot(dir)].Store(&dir)
 }
 
 // inMemory reports whether fd's filesystem keeps file data in memory

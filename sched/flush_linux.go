@@ -49,7 +49,7 @@ import (
 // hold at most as many threads as there are slots; callers waiting for a
 // shared flush are parked.
 type flushes struct {
-	own atomic.Int32 // Files' own syncs under way (File.sync)
+	own atomic.Int32 // Files' own syncs and durable writes under way (File.sync, File.transfer)
 
 	mu   sync.Mutex
 	devs map[uint64]*devFlush // by st_dev
