@@ -21,7 +21,10 @@ import (
 // What Sync or Datasync returned nil for is on stable storage: every write
 // to the File that completed before the call was made, and the file's
 // exact size. Concurrent calls share device flushes (group commit, see
-// flushGroup). A flush that fails poisons the File: from then on Sync,
+// flushGroup), and so may the calls of many Files of one filesystem: where
+// many syncs are under way, one syncfs(2) of an ext4 filesystem serves
+// every File's sync waiting for it, each File's own writeback errors
+// still its own (sched.File.Fsync). A flush that fails poisons the File: from then on Sync,
 // Datasync, Write, WriteAt, WriteAtDSync and Preallocate all return that
 // first error, because after a failed fsync Linux may have dropped the
 // dirty data and marked it clean, so a later fsync can report success

@@ -108,8 +108,7 @@ func (s *Scheduler) ownFlushes() int32 {
 // sync is then better served by the latter.
 func (f *File) FlushShared() bool {
 	s := f.s
-	return !s.noInline && f.shared.Load() != sharedFlushOff && syncfsReportsErrors() &&
-		s.flushes.own.Load() >= s.ownFlushes()
+	return !s.noInline && s.flushes.own.Load() >= s.ownFlushes() && f.devFlush() != nil
 }
 
 // sync is Fsync (op OpFsync) or Fdatasync of f: its own system call, or

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/diskio-go/diskio/internal/sys"
 )
 
 // sharedFlushDir returns a directory whose filesystem has a shared flush
@@ -91,6 +93,25 @@ func manyFileSyncs(t *testing.T, s *Scheduler, dir string, n, rounds int) [][]er
 	return errs
 }
 
+// requireClean checks that the n files in dir have no page dirty or under
+// writeback: what their syncs covered was written.
+func requireClean(t *testing.T, dir string, n int) {
+	t.Helper()
+	for i := range n {
+		osf, err := os.Open(filepath.Join(dir, fmt.Sprint(i)))
+		require.NoError(t, err)
+		var cs unix.Cachestat_t
+		err = sys.Cachestat(int(osf.Fd()), &unix.CachestatRange{}, &cs)
+		osf.Close()
+		if err == unix.ENOSYS {
+			t.Log("no cachestat (Linux 6.5): dirty pages not checked")
+			return
+		}
+		require.NoError(t, err)
+		require.Zero(t, cs.Dirty+cs.Writeback, "file %d: pages dirty or under writeback after its Fsync", i)
+	}
+}
+
 // TestSharedFlushServesManyFiles: with the scheduler's own syncs all
 // under way, the syncs of 64 other files are served by a few syncfs
 // calls, each serving many, on every backend; they all succeed.
@@ -109,6 +130,7 @@ func TestSharedFlushServesManyFiles(t *testing.T) {
 					require.NoError(t, err, "file %d", i)
 				}
 			}
+			requireClean(t, sub, n)
 			st := s.FlushStats()
 			t.Logf("%d syncfs served %d of %d syncs", st.Syncfs, st.Served, 2*n)
 			// At most ownFlushes syncs at a time are their own, each
