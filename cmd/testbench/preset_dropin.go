@@ -744,16 +744,26 @@ func dropinGroupCommit(_ context.Context, w *dropinWork) error {
 	}
 	defer f.Close()
 	w.opened(f)
+	return w.commits(func(g int, k int64) error {
+		_, err := f.WriteAt(rec, (k*int64(j.G)+int64(g))*int64(j.BS))
+		if err == nil {
+			err = f.Sync()
+		}
+		return err
+	})
+}
+
+// commits runs j.G goroutines, goroutine g making its share of Limit
+// commits (commit(g, k) for its k-th), each timed; one operation is one
+// commit of j.BS bytes.
+func (w *dropinWork) commits(commit func(g int, k int64) error) error {
+	j := w.j
 	var ops atomic.Int64
 	w.begin()
-	err = w.parallel(func(g int, h *bench.Histogram) error {
+	err := w.parallel(func(g int, h *bench.Histogram) error {
 		for k := range share(j.Limit, g, j.G) {
-			off := (k*int64(j.G) + int64(g)) * int64(j.BS)
 			t0 := time.Now()
-			if _, err := f.WriteAt(rec, off); err != nil {
-				return err
-			}
-			if err := f.Sync(); err != nil {
+			if err := commit(g, k); err != nil {
 				return err
 			}
 			h.Record(time.Since(t0))
@@ -794,27 +804,13 @@ func dropinManyFiles(_ context.Context, w *dropinWork) error {
 		files[g] = f
 	}
 	w.opened(files[0])
-	var ops atomic.Int64
-	w.begin()
-	err := w.parallel(func(g int, h *bench.Histogram) error {
-		f := files[g]
-		for range share(j.Limit, g, j.G) {
-			t0 := time.Now()
-			if _, err := f.Write(rec); err != nil {
-				return err
-			}
-			if err := f.Sync(); err != nil {
-				return err
-			}
-			h.Record(time.Since(t0))
-			ops.Add(1)
+	return w.commits(func(g int, _ int64) error {
+		_, err := files[g].Write(rec)
+		if err == nil {
+			err = files[g].Sync()
 		}
-		return nil
+		return err
 	})
-	w.end()
-	w.ops = ops.Load()
-	w.bytes = w.ops * int64(j.BS)
-	return err
 }
 
 // dropinOverwrites: Limit random j.BS-byte writes at aligned offsets of
