@@ -95,6 +95,13 @@ func (o *options) scheduler() (*sched.Scheduler, error) {
 // O_SYNC, O_DSYNC, O_APPEND) and whose fstat is st, its cursor at pos; it
 // owns osf from then on, and closes it on failure.
 func newFile(name string, osf *os.File, s *sched.Scheduler, flag, fl int, pos int64, mode DirectMode, st *unix.Stat_t) (*File, error) {
+	return newFileAt(false, name, osf, s, flag, fl, pos, mode, st)
+}
+
+// newFileAt is newFile; byPath says osf was just opened at name
+// (OpenFile), whose directory's filesystem the scheduler may know
+// already (sched.Scheduler.OpenPath).
+func newFileAt(byPath bool, name string, osf *os.File, s *sched.Scheduler, flag, fl int, pos int64, mode DirectMode, st *unix.Stat_t) (*File, error) {
 	f := &File{
 		name:       name,
 		osf:        osf,
@@ -119,7 +126,11 @@ func newFile(name string, osf *os.File, s *sched.Scheduler, flag, fl int, pos in
 	// File: the buffered one first (setup reports a fallback through
 	// it), a direct File's own once setup has opened its descriptor.
 	var err error
-	f.bf, err = s.Open(f.bufferedFd, name)
+	if byPath {
+		f.bf, err = s.OpenPath(f.bufferedFd, name)
+	} else {
+		f.bf, err = s.Open(f.bufferedFd, name)
+	}
 	if err == nil {
 		f.handle = f.bf
 		err = f.setup(mode, fl, st)

@@ -29,6 +29,6 @@ func openThrough(open func(string, int, fs.FileMode) (*os.File, error), name str
 	if pf != nil || err != nil {
 		return pf, err // a FIFO, device or directory: os.File's way
 	}
-	f, err := newFile(name, osf, s, flag, flag, 0, o.direct, st)
+	f, err := newFileAt(true, name, osf, s, flag, flag, 0, o.direct, st)
 	return withOptions(f, err, o)
 }

@@ -21,7 +21,10 @@ import (
 // What Sync or Datasync returned nil for is on stable storage: every write
 // to the File that completed before the call was made, and the file's
 // exact size. Concurrent calls share device flushes (group commit, see
-// flushGroup). A flush that fails poisons the File: from then on Sync,
+// flushGroup), and so may the calls of many Files of one filesystem: where
+// many syncs are under way, one syncfs(2) of an ext4 filesystem serves
+// every File's sync waiting for it, each File's own writeback errors
+// still its own (sched.File.Fsync). A flush that fails poisons the File: from then on Sync,
 // Datasync, Write, WriteAt, WriteAtDSync and Preallocate all return that
 // first error, because after a failed fsync Linux may have dropped the
 // dirty data and marked it clean, so a later fsync can report success
@@ -41,7 +44,7 @@ func (f *File) Sync() error {
 		return err
 	}
 	defer f.release()
-	f.dur.called(true)
+	f.flushCalled(true)
 	defer f.dur.flushDone()
 	if f.nothingToFlush(true) {
 		return f.flush.failed()
@@ -62,12 +65,24 @@ func (f *File) Datasync() error {
 	if plain {
 		return plainDatasync(f.osf)
 	}
-	f.dur.called(false)
+	f.flushCalled(false)
 	defer f.dur.flushDone()
 	if f.nothingToFlush(false) {
 		return f.flush.failed()
 	}
 	return f.flush.sync(false, f.doFlush)
+}
+
+// flushCalled notes a Sync (full) or Datasync call for durable writes in
+// one trip (durability.called), except that while the scheduler shares
+// flushes among many Files (sched.File.FlushShared) the next write stays
+// an ordinary one: a durable write would be a flush of this File's alone,
+// where the next call can share one.
+func (f *File) flushCalled(full bool) {
+	f.dur.called(full)
+	if f.handle.FlushShared() {
+		f.dur.through.Store(0)
+	}
 }
 
 // doFlush is one device flush for a round of the flush group: fsync or

@@ -42,6 +42,10 @@ const (
 	// WriteAtNowait, and WriteAtInline for the writes package diskio
 	// knows read no page).
 	PathPageCache
+	// PathFlush: the syncfs(2) of a shared flush, one for the syncs of
+	// many Files of one filesystem (flush_linux.go), on the caller of
+	// one of them; an OpFsync attempt on that caller's descriptor.
+	PathFlush
 )
 
 func (p Path) String() string {
@@ -52,6 +56,8 @@ func (p Path) String() string {
 		return "caller"
 	case PathPageCache:
 		return "page cache"
+	case PathFlush:
+		return "flush"
 	}
 	return "path(" + strconv.Itoa(int(p)) + ")"
 }

@@ -5,6 +5,7 @@ package sched
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -48,6 +49,9 @@ type File struct {
 	// the next one is likely a miss too and is made as an ordinary
 	// system call (see rawNowaitMax).
 	missed atomic.Bool
+	// shared is the shared flush of the File's filesystem once a sync
+	// has looked it up, sharedFlushOff if it has none (flush_linux.go).
+	shared atomic.Pointer[devFlush]
 
 	// slot is the loop's: the File's index in io_uring's registered
 	// file table, or -1. registered says Register was asked.
@@ -72,6 +76,71 @@ func (s *Scheduler) Open(fd int, name string) (*File, error) {
 		f.direct = isDirect(fd)
 	}
 	return f, nil
+}
+
+// OpenPath is Open for a descriptor the caller has just opened at path
+// (os.OpenFile's name), which names the File too. Where path is absolute
+// and a File opened earlier in the same directory was found on a
+// filesystem that keeps no data in memory (not tmpfs or ramfs), the new
+// File is taken to be on it too, and opening it asks the kernel nothing
+// (Open asks fstatfs). A directory that becomes a mount point of tmpfs
+// later keeps that answer for its new files: they are then served as
+// files on a disk are, correctly but without the in-memory shortcuts.
+func (s *Scheduler) OpenPath(fd int, path string) (*File, error) {
+	dir, ok := dirOf(path)
+	if !ok || !s.onDisk.has(dir) {
+		f, err := s.Open(fd, path)
+		if err == nil && ok && !f.inMemory {
+			s.onDisk.add(dir)
+		}
+		return f, err
+	}
+	if fd < 0 || fd > 1<<31-1 {
+		return nil, unix.EBADF
+	}
+	if s.state.Load()&stateClosed != 0 {
+		return nil, ErrClosed
+	}
+	f := &File{s: s, fd: int32(fd), name: path, slot: -1}
+	if s.backend == AIO {
+		f.direct = isDirect(fd)
+	}
+	return f, nil
+}
+
+// dirOf returns the directory of an absolute path ("/a/b" for
+// "/a/b/c"), or false.
+func dirOf(path string) (string, bool) {
+	if len(path) == 0 || path[0] != '/' {
+		return "", false
+	}
+	i := strings.LastIndexByte(path, '/')
+	return path[:i+1], true
+}
+
+// diskDirs remembers a few directories whose files are on a filesystem
+// that keeps no data in memory (OpenPath), in a small table indexed by a
+// hash of the name: a directory pushed out by another of the same hash
+// is asked again.
+type diskDirs struct {
+	dirs [16]atomic.Pointer[string]
+}
+
+func diskDirSlot(dir string) int {
+	h := uint32(2166136261) // FNV-1a
+	for i := 0; i < len(dir); i++ {
+		h = (h ^ uint32(dir[i])) * 16777619
+	}
+	return int(h % 16)
+}
+
+func (d *diskDirs) has(dir string) bool {
+	p := d.dirs[diskDirSlot(dir)].Load()
+	return p != nil && *p == dir
+}
+
+func (d *diskDirs) add(dir string) {
+	d.dirs[diskDirSlot(dir)].Store(&dir)
 }
 
 // inMemory reports whether fd's filesystem keeps file data in memory
@@ -184,6 +253,11 @@ func (f *File) transfer(op Op, p []byte, off int64, rwf uint32) (int, error) {
 	}
 	r := f.request(op)
 	r.buf, r.off, r.rwf, r.done = p, off, rwf, done
+	if rwf&(unix.RWF_DSYNC|unix.RWF_SYNC) != 0 {
+		// A durable write is a flush of its own (see flushes).
+		f.s.flushes.own.Add(1)
+		defer f.s.flushes.own.Add(-1)
+	}
 	return f.s.do(r)
 }
 
@@ -242,12 +316,17 @@ func (f *File) WriteAtFlags(p []byte, off int64, rwf uint32) (int, error) {
 	return f.transfer(OpWrite, p, off, rwf)
 }
 
-// Fsync flushes the file's data and metadata to stable storage.
-func (f *File) Fsync() error { return f.s.doErr(f.request(OpFsync)) }
+// Fsync flushes the file's data and metadata to stable storage: when it
+// returns nil, what fsync(2) on the descriptor would have made durable
+// is. It is the descriptor's fsync, or, where many syncs are under way, a
+// syncfs(2) of the file's filesystem shared with other Files' syncs
+// (flush_linux.go), with the file's own writeback errors reported as
+// fsync reports them.
+func (f *File) Fsync() error { return f.sync(OpFsync) }
 
 // Fdatasync flushes the file's data, and the metadata needed to read it
-// back.
-func (f *File) Fdatasync() error { return f.s.doErr(f.request(OpFdatasync)) }
+// back; shared as Fsync is.
+func (f *File) Fdatasync() error { return f.sync(OpFdatasync) }
 
 // Fallocate is fallocate(2) through the scheduler.
 func (f *File) Fallocate(mode uint32, off, length int64) error {

@@ -64,6 +64,9 @@ type Scheduler struct {
 
 	stats stats // stats_linux.go
 
+	flushes flushes  // Files' syncs shared by a filesystem (flush_linux.go)
+	onDisk  diskDirs // directories whose Files need no fstatfs (OpenPath)
+
 	slowThreshold time.Duration // slow_linux.go; 0: off
 	slowCh        chan SlowIO   // to the reporting goroutine; nil: no one to report to
 

@@ -91,6 +91,9 @@ func (c *sysCall) syscall() Syscall {
 		}
 		return SysPwrite
 	case OpFsync:
+		if c.path() == PathFlush {
+			return SysSyncfs
+		}
 		return SysFsync
 	case OpFdatasync:
 		return SysFdatasync
@@ -147,6 +150,8 @@ func (*kernelCaller) call(c sysCall) (int, error) {
 		return 0, sys.Fdatasync(fd)
 	case SysFallocate:
 		return 0, sys.Fallocate(fd, c.flags, c.off, c.size)
+	case SysSyncfs:
+		return 0, sys.Syncfs(fd)
 	}
 	return 0, sys.Unlinkat(fd, string(c.buf[:len(c.buf)-1]), int(c.flags))
 }

@@ -5,7 +5,7 @@ import "time"
 // Syscall names a system call the scheduler makes, for a Tracer.
 type Syscall uint8
 
-var syscallNames = [...]string{"io_uring_enter", "io_submit", "io_getevents", "eventfd_write", "pread", "pwrite", "fsync", "fdatasync", "fallocate", "preadv2", "pwritev2", "unlinkat"}
+var syscallNames = [...]string{"io_uring_enter", "io_submit", "io_getevents", "eventfd_write", "pread", "pwrite", "fsync", "fdatasync", "fallocate", "preadv2", "pwritev2", "unlinkat", "syncfs"}
 
 func (c Syscall) String() string {
 	if int(c) < len(syscallNames) {

@@ -15,6 +15,7 @@ const (
 	SysPreadv2  // a page-cache read with RWF_NOWAIT, on the caller's goroutine (ReadAtNowait)
 	SysPwritev2 // on the caller, a write with RWF_* flags (RWF_NOWAIT: WriteAtNowait) or at the descriptor's offset
 	SysUnlinkat
+	SysSyncfs // the shared flush of a filesystem (flush_linux.go), on a caller
 )
 
 // SetDefaultTracer starts the process-wide scheduler (the one Default

@@ -233,6 +233,13 @@ var dropinSpecs = func() []dropinSpec {
 			},
 			run: dropinGroupCommit},
 	)
+	for _, g := range []int{64, 256, 1024} {
+		specs = append(specs, dropinSpec{key: "many-files-" + strconv.Itoa(g), name: "many-files", unit: "ops/s", g: g, bs: 4096, count: 16_384,
+			head: func(n, _ int64) string {
+				return fmt.Sprintf("%d goroutines, each 4 KiB appends (O_APPEND) + Sync to its own new file, %s commits", g, commas(float64(n)))
+			},
+			run: dropinManyFiles})
+	}
 	for _, g := range []int{1, 16} {
 		specs = append(specs, dropinSpec{key: "overwrite-" + strconv.Itoa(g), name: "overwrite", unit: "ops/s", g: g, bs: 4096, count: 50_000, writesData: true,
 			head: func(n, size int64) string {
@@ -744,16 +751,26 @@ func dropinGroupCommit(_ context.Context, w *dropinWork) error {
 	}
 	defer f.Close()
 	w.opened(f)
+	return w.commits(func(g int, k int64) error {
+		_, err := f.WriteAt(rec, (k*int64(j.G)+int64(g))*int64(j.BS))
+		if err == nil {
+			err = f.Sync()
+		}
+		return err
+	})
+}
+
+// commits runs j.G goroutines, goroutine g making its share of Limit
+// commits (commit(g, k) for its k-th), each timed; one operation is one
+// commit of j.BS bytes.
+func (w *dropinWork) commits(commit func(g int, k int64) error) error {
+	j := w.j
 	var ops atomic.Int64
 	w.begin()
-	err = w.parallel(func(g int, h *bench.Histogram) error {
+	err := w.parallel(func(g int, h *bench.Histogram) error {
 		for k := range share(j.Limit, g, j.G) {
-			off := (k*int64(j.G) + int64(g)) * int64(j.BS)
 			t0 := time.Now()
-			if _, err := f.WriteAt(rec, off); err != nil {
-				return err
-			}
-			if err := f.Sync(); err != nil {
+			if err := commit(g, k); err != nil {
 				return err
 			}
 			h.Record(time.Since(t0))
@@ -765,6 +782,42 @@ func dropinGroupCommit(_ context.Context, w *dropinWork) error {
 	w.ops = ops.Load()
 	w.bytes = w.ops * int64(j.BS)
 	return err
+}
+
+// dropinManyFiles: j.G goroutines, each with a new O_APPEND file of its
+// own (one log per tenant), append j.BS bytes and Sync, Limit commits in
+// all. The files are created before the measurement.
+func dropinManyFiles(_ context.Context, w *dropinWork) error {
+	j := w.j
+	dir := w.temp("many")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	rec := dropinData(j.BS)
+	files := make([]dropinFile, j.G)
+	defer func() {
+		for _, f := range files {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}()
+	for g := range files {
+		f, err := w.open(dropinSmallName(dir, int64(g)), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		files[g] = f
+	}
+	w.opened(files[0])
+	return w.commits(func(g int, _ int64) error {
+		_, err := files[g].Write(rec)
+		if err == nil {
+			err = files[g].Sync()
+		}
+		return err
+	})
 }
 
 // dropinOverwrites: Limit random j.BS-byte writes at aligned offsets of

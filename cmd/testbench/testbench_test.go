@@ -227,12 +227,13 @@ func requireDropIn(t *testing.T, sum *DropInSummary, rows, rounds int) {
 // the rows -workloads selects in the table's order; names it does not
 // know fail before anything is written.
 func TestDropIn(t *testing.T) {
-	out, stderr, err := tiny(t, "-preset", "dropin", "-rounds", "2", "-scale", "0.01", "-workloads", "small-read,hot-read-1,copy-file")
+	out, stderr, err := tiny(t, "-preset", "dropin", "-rounds", "2", "-scale", "0.01", "-workloads", "small-read,hot-read-1,copy-file,many-files-64")
 	require.NoError(t, err, stderr)
 	hot := strings.Index(out, "hot 4 KiB random reads (8 MiB in the page cache), 1 goroutine ")
 	small := strings.Index(out, "the 20 files (in the page cache): open, io.ReadAll, close")
 	copyRow := strings.Index(out, "io.Copy file to a new file, 5240 KiB, cold source")
-	require.True(t, hot >= 0 && small > hot && copyRow > small, out)
+	many := strings.Index(out, "64 goroutines, each 4 KiB appends (O_APPEND) + Sync to its own new file, 164 commits")
+	require.True(t, hot >= 0 && many > hot && small > many && copyRow > small, out)
 	require.NotContains(t, out, "cold 4 KiB random reads")
 	require.Contains(t, out, "thread bound GOMAXPROCS+4+")
 	require.Contains(t, out, "median of 2 alternating rounds")
@@ -243,7 +244,8 @@ func TestDropIn(t *testing.T) {
 	var list bytes.Buffer
 	require.NoError(t, run(context.Background(), []string{"-preset", "dropin", "-workloads", "list"}, &list, io.Discard, &files{}))
 	require.Contains(t, list.String(), "cold-read (cold-read-1, cold-read-16, cold-read-256)\n")
-	require.Len(t, strings.Split(strings.TrimSpace(list.String()), "\n"), 12)
+	require.Contains(t, list.String(), "many-files (many-files-64, many-files-256, many-files-1024)\n")
+	require.Len(t, strings.Split(strings.TrimSpace(list.String()), "\n"), 13)
 
 	_, _, err = tiny(t, "-preset", "dropin", "-workloads", "cold-read,small")
 	require.ErrorContains(t, err, `-workloads: unknown "small"`)

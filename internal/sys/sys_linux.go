@@ -177,6 +177,23 @@ func Fdatasync(fd int) error {
 	return ignoringEINTR(func() error { return unix.Fdatasync(fd) })
 }
 
+// Syncfs writes every dirty inode of fd's filesystem and commits them,
+// as sync(2) does for that one filesystem: syncfs(2). Since Linux 5.8 it
+// reports the writeback errors of any file of the filesystem recorded
+// since fd's last syncfs (or its open).
+func Syncfs(fd int) error {
+	return ignoringEINTR(func() error { return unix.Syncfs(fd) })
+}
+
+// WaitWriteback waits for the writeback of fd's pages already under way
+// and returns the writeback errors recorded for fd's file since fd last
+// saw them, as fsync would report them (its errseq cursor advances), but
+// starts no writeback and flushes nothing: sync_file_range(2) with
+// SYNC_FILE_RANGE_WAIT_BEFORE over the whole file.
+func WaitWriteback(fd int) error {
+	return ignoringEINTR(func() error { return unix.SyncFileRange(fd, 0, 0, unix.SYNC_FILE_RANGE_WAIT_BEFORE) })
+}
+
 // Fstat fills st with fd's status: fstat(2). A query of the times makes
 // the file's next change take a fine-grained timestamp (Linux 6.13 on):
 // for the size alone, use Statx with STATX_SIZE.
