@@ -26,6 +26,11 @@ type fallbacks struct {
 }
 
 func (fb *fallbacks) add(f sched.Fallback) {
+	if f.Path == "" {
+		// The scheduler's own (AIO under a seccomp filter that refuses
+		// io_uring): these tests are about the files'.
+		return
+	}
 	fb.mu.Lock()
 	fb.list = append(fb.list, f)
 	fb.mu.Unlock()

@@ -43,6 +43,7 @@ func TestFUSEColdReadThreads(t *testing.T) {
 		fuseThreadsChild(t, spec)
 		return
 	}
+	testenv.SkipIfRefused(t, "uring", "the bound with io_uring's workers capped")
 	dir := testenv.Mount(t, testenv.FUSE)
 	src := testenv.BindfsSource(dir)
 	size := int64(fuseReaders) * fuseStride

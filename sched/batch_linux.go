@@ -51,10 +51,6 @@ func (b *Batch) start(r *request) Call {
 		}
 		b.wait.left.Add(1)
 		r.group = b.wait
-		if b.s.transferNeedsThread(r) {
-			b.s.startTransfer(r)
-			return c
-		}
 		r.detached = true // its reference goes at Submit (begin)
 		if b.last == nil {
 			b.first = r

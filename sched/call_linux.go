@@ -47,9 +47,7 @@ func (s *Scheduler) StartWriteAt(fd int, p []byte, off int64) Call {
 
 func (s *Scheduler) begin(r *request) Call {
 	c, queue := s.admit(r)
-	if queue && s.transferNeedsThread(r) {
-		s.startTransfer(r)
-	} else if queue {
+	if queue {
 		// Never the idle fast path: the caller wants to go on. Once
 		// with the loop, the request keeps the loop (and Close) waiting
 		// until it completes; the caller's reference need not wait for

@@ -19,7 +19,8 @@
 // without O_DIRECT, which io_submit would make on the loop's thread, runs
 // on its caller's thread instead, as do the blocking backend's, in one of
 // a bounded set of transfer slots (64); callers beyond them wait,
-// parked. Default returns the process-wide scheduler, started on first
+// parked. A started Call's and a Batch's still go to the loop (their
+// callers go on). Default returns the process-wide scheduler, started on first
 // use.
 //
 // # Requests

@@ -31,18 +31,3 @@ func (s *Scheduler) runTransfer(r *request) {
 	<-s.transfers
 }
 
-// startTransfer runs r, a started call's (StartReadAt, a Batch's), in a
-// transfer slot on a goroutine of its own, so that its caller goes on,
-// and wakes its waiter as the loop would. r keeps its caller's reference
-// on s until it is done, so that Close waits for it as for the loop's.
-func (s *Scheduler) startTransfer(r *request) {
-	r.detached = true
-	s.active.Add(1)
-	go func() {
-		s.runTransfer(r)
-		g := r.group // read before the wake-up: the caller may recycle r
-		r.wake <- struct{}{}
-		g.done()
-		s.release()
-	}()
-}
