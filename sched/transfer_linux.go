@@ -30,4 +30,3 @@ func (s *Scheduler) runTransfer(r *request) {
 	s.runInline(r)
 	<-s.transfers
 }
-
