@@ -76,7 +76,7 @@ func (s *Scheduler) admit(r *request) (c Call, queue bool) {
 		// Nothing runs asynchronously here: do it now, as os.File
 		// would, and let Wait return the result; a read or write in
 		// a transfer slot (transfer_linux.go).
-		if r.op == OpRead || r.op == OpWrite {
+		if r.transfer() {
 			s.runTransfer(r)
 		} else {
 			s.runInline(r)

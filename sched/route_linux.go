@@ -65,8 +65,7 @@ const (
 //     another file goes through the loop with RWF_NOWAIT.
 //  6. Everything else: through the loop.
 func (s *Scheduler) route(r *request) (place, *callerSlot) {
-	transfer := r.op == OpRead || r.op == OpWrite
-	if transfer && r.file != nil && r.file.inMemory {
+	if r.transfer() && r.file != nil && r.file.inMemory {
 		return onCallerNow, nil
 	}
 	if s.backend == AIO && (r.op == OpNop || r.op == OpFallocate || r.op == OpUnlink) {
@@ -103,8 +102,11 @@ func (s *Scheduler) route(r *request) (place, *callerSlot) {
 // backend would make synchronously: on Linux AIO, one of a file without
 // O_DIRECT (io_submit makes it on the loop's thread).
 func (s *Scheduler) transferNeedsThread(r *request) bool {
-	return s.backend == AIO && (r.op == OpRead || r.op == OpWrite) && !r.direct()
+	return s.backend == AIO && r.transfer() && !r.direct()
 }
+
+// transfer reports whether r moves bytes: a read or a write.
+func (r *request) transfer() bool { return r.op == OpRead || r.op == OpWrite }
 
 // direct reports whether r's descriptor is open with O_DIRECT: its File's
 // flag, or for a request by descriptor number, the descriptor's.
