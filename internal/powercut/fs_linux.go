@@ -26,7 +26,7 @@ type FS struct {
 	mu      sync.Mutex
 	root    *inode
 	nextIno uint64
-	gen     uint64      // the mount generation being served; a cut ends it
+	gen     uint64       // the mount generation being served; a cut ends it
 	server  *fuse.Server // the mount being served, nil between Cut and Mount
 	dir     string       // its mount point
 	ops     Ops
